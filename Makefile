@@ -1,0 +1,62 @@
+# hwsync top-level Makefile: a thin wrapper over CMake.
+#   make          build into build/ (CLI at build/hwsync)
+#   make demo     the main job: characterize this machine and write the report
+#   make test     build and run every test (ctest)
+#   make install  headers, libraries, CMake package and pkg-config file (PREFIX=/usr/local)
+#   make ci       what .ci/run does: test + ThreadSanitizer + arm64 under qemu-user
+BUILD   ?= build
+PREFIX  ?= /usr/local
+JOBS    ?= $(shell nproc)
+GEN     := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+CMAKE_FLAGS ?=
+
+.PHONY: all build demo test install ci test-tsan test-arm64 test-kmod clean deps
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+$(BUILD)/CMakeCache.txt:
+	@scripts/deps.sh build
+	cmake -S . -B $(BUILD) $(GEN) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo:
+	@scripts/deps.sh demo
+	@$(MAKE) --no-print-directory build
+	@scripts/demo.sh $(BUILD)
+
+test:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory build
+	cd $(BUILD) && ctest --output-on-failure -j 1 --timeout 300 $(CTEST_ARGS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# ThreadSanitizer build of the unit and stress tests (clang).
+test-tsan:
+	@scripts/deps.sh tsan
+	CC=clang CXX=clang++ cmake -S . -B build-tsan $(GEN) -DHWS_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -L "unit|stress" -LE "notsan" --timeout 600
+
+# arm64 cross build; unit tests run under qemu-user (exercises the WFE path).
+test-arm64:
+	@scripts/deps.sh arm64
+	cmake -S . -B build-arm64 $(GEN) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	  -DHWS_WITH_HWLOC=OFF -DHWS_WERROR=ON
+	cmake --build build-arm64 -j $(JOBS)
+	cd build-arm64 && ctest --output-on-failure -L unit -LE "notarm64" --timeout 600
+
+ci:
+	$(MAKE) test CMAKE_FLAGS="-DHWS_WERROR=ON"
+	$(MAKE) test-tsan
+	$(MAKE) test-arm64
+
+clean:
+	rm -rf $(BUILD) build-tsan build-arm64

@@ -1,0 +1,167 @@
+/* hwsync arch layer: per-ISA instructions and CPU feature detection.
+ *
+ * Everything here is either an inline wrapper around one instruction or a
+ * query of what the CPU and kernel offer.  The instructions that a CPU may lack
+ * (UMONITOR/UMWAIT/TPAUSE, MONITORX/MWAITX, WFET) must only be executed after
+ * hws_cpu() says they are present; the wait layer enforces that.
+ */
+#ifndef HWSYNC_ARCH_H
+#define HWSYNC_ARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Cache line used to pad shared hot words (DESIGN.md: 64 bytes; 128 on arm64
+ * where the prefetcher pulls line pairs). */
+#if defined(__aarch64__)
+#define HWS_CACHELINE 128
+#else
+#define HWS_CACHELINE 64
+#endif
+#define HWS_ALIGNED_LINE __attribute__((aligned(HWS_CACHELINE)))
+
+/* What the CPU and kernel offer.  Filled once by hws_cpu(). */
+struct hws_cpu_info {
+	char arch[16];          /* "x86_64" or "aarch64" */
+	char vendor[16];        /* "GenuineIntel", "AuthenticAMD", "arm" ... */
+	char model[64];         /* brand string or MIDR description */
+	unsigned family, model_id, stepping;
+	bool hypervisor;        /* CPUID.1:ECX[31] */
+	/* x86 */
+	bool monitor_mwait;     /* CPUID.1:ECX[3]  (privileged MONITOR/MWAIT) */
+	bool waitpkg;           /* CPUID.7.0:ECX[5] (UMONITOR/UMWAIT/TPAUSE) */
+	bool monitorx;          /* CPUID.80000001:ECX[29] (MONITORX/MWAITX) */
+	bool invariant_tsc;     /* CPUID.80000007:EDX[8] */
+	unsigned mwait_line_min, mwait_line_max; /* CPUID.5 monitor line sizes */
+	/* kernel's umwait control (sysfs); valid when umwait_control_present */
+	bool umwait_control_present;
+	uint32_t umwait_max_time;  /* TSC cycles, 0 = no limit */
+	bool umwait_c02_enabled;
+	/* arm64 */
+	bool wfe;               /* always on arm64 */
+	bool wfet;              /* HWCAP2_WFXT */
+	/* TSC / counter */
+	uint64_t tsc_hz;        /* counter frequency */
+	char tsc_source[48];    /* "cpuid-0x15", "cpuid-0x16", "cntfrq", "calibrated" */
+};
+
+/* Detect once (thread-safe) and return the cached description. */
+const struct hws_cpu_info *hws_cpu(void);
+
+/* ---- instructions ------------------------------------------------------ */
+
+/* Spin-loop hint: PAUSE on x86, YIELD on arm64. */
+static inline void hws_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* Read the time-stamp counter (x86 TSC / arm64 CNTVCT_EL0).  The fences keep
+ * the read from drifting across the code being timed: LFENCE before orders it
+ * after earlier loads (AMD and Intel both document LFENCE as dispatch-serializing
+ * when the kernel enables it), ISB does the same for CNTVCT. */
+static inline uint64_t hws_tsc(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v) :: "memory");
+	return v;
+#else
+	return 0;
+#endif
+}
+
+#if defined(__x86_64__)
+/* UMONITOR: arm the address monitor on the line holding addr (WAITPKG). */
+static inline void hws_umonitor(const volatile void *addr)
+{
+	__asm__ __volatile__("umonitor %0" :: "r"(addr) : "memory");
+}
+/* UMWAIT until the monitored line is written or the TSC reaches deadline.
+ * state 0 = C0.2 (deeper, slower wake), 1 = C0.1.  Returns CF: 1 when the
+ * OS time limit (IA32_UMWAIT_CONTROL) cut the wait short. */
+static inline int hws_umwait(unsigned state, uint64_t tsc_deadline)
+{
+	uint8_t cf;
+	__asm__ __volatile__("umwait %3\n\tsetc %0" : "=r"(cf)
+			     : "a"((uint32_t)tsc_deadline), "d"((uint32_t)(tsc_deadline >> 32)), "r"(state)
+			     : "memory", "cc");
+	return cf;
+}
+/* TPAUSE: light-weight wait until the TSC deadline, no monitor. */
+static inline int hws_tpause(unsigned state, uint64_t tsc_deadline)
+{
+	uint8_t cf;
+	__asm__ __volatile__("tpause %3\n\tsetc %0" : "=r"(cf)
+			     : "a"((uint32_t)tsc_deadline), "d"((uint32_t)(tsc_deadline >> 32)), "r"(state)
+			     : "memory", "cc");
+	return cf;
+}
+/* MONITORX: arm the monitor (AMD).  rax = address, ecx = ext, edx = hints. */
+static inline void hws_monitorx(const volatile void *addr)
+{
+	__asm__ __volatile__("monitorx" :: "a"(addr), "c"(0), "d"(0) : "memory");
+}
+/* MWAITX with the timer enabled (ECX[1]): wait at most `cycles` TSC-rate
+ * cycles for a write to the monitored line.  eax hints 0xf0 = C1 (no deeper). */
+static inline void hws_mwaitx(uint32_t cycles)
+{
+	__asm__ __volatile__("mwaitx" :: "a"(0xf0), "b"(cycles), "c"(2) : "memory");
+}
+#endif
+
+#if defined(__aarch64__)
+/* Load-acquire exclusive: arms the exclusive monitor so that a store by
+ * another CPU to this line sets the event register and ends a WFE. */
+static inline uint32_t hws_ldaxr32(const volatile uint32_t *addr)
+{
+	uint32_t v;
+	__asm__ __volatile__("ldaxr %w0, [%1]" : "=&r"(v) : "r"(addr) : "memory");
+	return v;
+}
+static inline void hws_wfe(void)
+{
+	__asm__ __volatile__("wfe" ::: "memory");
+}
+/* WFET (FEAT_WFxT): WFE with a CNTVCT deadline.  Encoded by hand so that older
+ * assemblers accept it: WFET x<n> = 0xd5031000 | n. Uses x0 fixed. */
+static inline void hws_wfet(uint64_t cntvct_deadline)
+{
+	register uint64_t x0 __asm__("x0") = cntvct_deadline;
+	__asm__ __volatile__(".inst 0xd5031000" :: "r"(x0) : "memory");
+}
+/* Clear the exclusive monitor after a LDAXR we did not pair with a STXR. */
+static inline void hws_clrex(void)
+{
+	__asm__ __volatile__("clrex" ::: "memory");
+}
+#endif
+
+/* ---- long-latency delay operations (paper 001) --------------------------
+ * Each performs one operation whose latency is long but which occupies few
+ * issue slots, so that a co-running thread keeps the core's fetch bandwidth.
+ * They return a value so that the compiler cannot drop them. */
+uint64_t hws_delay_div(uint64_t x);   /* one 64-bit integer division */
+double hws_delay_fdiv(double x);      /* one double-precision division */
+uint64_t hws_delay_cas(void);         /* a CAS on a thread-private line */
+uint64_t hws_delay_miss(void);        /* a load that misses the LLC (pointer chase) */
+int hws_delay_miss_prepare(void);     /* build its 64 MiB buffer: 0 or ENOMEM */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,35 @@
+/* hwsync barriers, generic over the wait policy.
+ *
+ * Kinds: "central" (sense-reversing counter), "pair" (paper 000 Listing 2,
+ * exactly two threads), "hier" (paper 004: per-group counters from the hwloc
+ * topology plus one global release word), "dissemination", "tree".
+ * Reusable in a loop.  hws_barrier_wait returns HWS_BARRIER_LAST in exactly
+ * one caller per episode, 0 in the others, or an errno value.
+ */
+#ifndef HWSYNC_BARRIER_H
+#define HWSYNC_BARRIER_H
+
+#include <stdint.h>
+#include <hwsync/wait.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HWS_BARRIER_LAST (-1)
+
+typedef struct hws_barrier hws_barrier_t;
+
+int hws_barrier_create(hws_barrier_t **b, const char *kind, unsigned nthreads,
+		       const char *wait_policy);
+int hws_barrier_wait(hws_barrier_t *b);
+void hws_barrier_destroy(hws_barrier_t *b);
+const char *hws_barrier_kind(const hws_barrier_t *b);
+const char *const *hws_barrier_kinds(void);
+/* Episodes completed so far. */
+uint64_t hws_barrier_episodes(const hws_barrier_t *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

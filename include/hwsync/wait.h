@@ -1,0 +1,130 @@
+/* hwsync wait layer: wait until a 32-bit word changes, under a named policy.
+ *
+ *   hws_wait_t w;
+ *   if (hws_wait_init(&w, "umwait:state=c0.1,max=100us") != 0)
+ *           fprintf(stderr, "%s\n", hws_last_error());   // names what is missing
+ *   ...
+ *   while (atomic_load(&word) == old)
+ *           hws_wait_while_eq32(&word, old, &w, HWS_FOREVER);
+ *   ...
+ *   atomic_store(&word, new);
+ *   hws_wake32(&word, HWS_WAKE_ALL);
+ *
+ * Contract
+ * - hws_wait_while_eq32() returns 0 once *addr != old was observed, ETIMEDOUT
+ *   when the CLOCK_MONOTONIC deadline (ns) passed first, EINVAL for a policy
+ *   that was not initialised.  It handles EINTR
+ *   and spurious kernel wake-ups itself.  The load that saw the change is an
+ *   acquire load, so data written before the change is visible.
+ * - hws_wake32() must be called after the store that changes the word.  It
+ *   wakes up to n threads sleeping in the kernel on addr.  When none sleeps it
+ *   costs a fence and one load of a sleeper counter: no system call.
+ *   Spinning and hardware-wait policies need no wake at all; calling it is
+ *   always correct and is required whenever a waiter may use futex or adaptive.
+ *
+ * Sleeper accounting: a waiter that goes to the kernel first increments a
+ * counter in a small hash table keyed by the word's address (seq_cst), then
+ * re-reads the word and sleeps only if it still equals old.  The waker stores
+ * the word, issues a seq_cst fence and reads the counter.  By the store-buffer
+ * (Dekker) argument at least one side sees the other's write: either the waiter
+ * sees the new value and does not sleep, or the waker sees a sleeper and calls
+ * FUTEX_WAKE.  Hash collisions only cost an unneeded system call.
+ */
+#ifndef HWSYNC_WAIT_H
+#define HWSYNC_WAIT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HWS_FOREVER UINT64_MAX   /* no deadline */
+#define HWS_WAKE_ALL UINT32_MAX
+
+enum hws_wait_kind {
+	HWS_WAIT_SPIN,        /* plain re-read */
+	HWS_WAIT_PAUSE,       /* re-read with PAUSE/YIELD */
+	HWS_WAIT_BACKOFF,     /* exponential backoff in PAUSEs, capped */
+	HWS_WAIT_DELAY_DIV,   /* integer division between reads (paper 001) */
+	HWS_WAIT_DELAY_FDIV,  /* FP division between reads */
+	HWS_WAIT_DELAY_CAS,   /* CAS on a private line between reads */
+	HWS_WAIT_DELAY_MISS,  /* cache-missing load between reads */
+	HWS_WAIT_YIELD,       /* sched_yield between reads */
+	HWS_WAIT_FUTEX,       /* FUTEX_WAIT / FUTEX_WAKE, private */
+	HWS_WAIT_UMWAIT,      /* UMONITOR/UMWAIT (Intel WAITPKG) */
+	HWS_WAIT_TPAUSE,      /* TPAUSE timed pause (Intel WAITPKG) */
+	HWS_WAIT_MWAITX,      /* MONITORX/MWAITX (AMD) */
+	HWS_WAIT_WFE,         /* LDAXR + WFE/WFET (arm64) */
+	HWS_WAIT_KMWAIT,      /* privileged MONITOR/MWAIT via the hwsync driver */
+	HWS_WAIT_ADAPTIVE,    /* spin, then hardware wait, then futex */
+	HWS_WAIT_NKINDS
+};
+
+/* A parsed and resolved policy.  Plain data: copy it freely. */
+typedef struct hws_wait {
+	enum hws_wait_kind kind;
+	unsigned state;        /* umwait/tpause: 0 = C0.2, 1 = C0.1 */
+	uint32_t backoff_min;  /* backoff: first pause count */
+	uint32_t backoff_max;  /* backoff: cap */
+	uint32_t ops;          /* delay-*: operations between two reads */
+	uint64_t max_ns;       /* hardware waits: longest single wait */
+	uint64_t spin_ns;      /* adaptive: spin budget before blocking */
+	enum hws_wait_kind hw; /* adaptive: hardware stage (or HWS_WAIT_NKINDS = none) */
+	uint64_t hw_ns;        /* adaptive: time in the hardware stage before futex */
+} hws_wait_t;
+
+/* Parse SPEC ("name[:key=value,...]"; NULL or "" means "adaptive") and check
+ * the machine supports it.  Returns 0, EINVAL (malformed: hws_last_error()
+ * quotes the bad part) or ENOTSUP (this machine lacks it: hws_last_error()
+ * names the missing CPUID bit, kernel setting or driver).  Never substitutes
+ * another policy. */
+int hws_wait_init(hws_wait_t *w, const char *spec);
+
+/* Parse only (no availability check): for tools that describe policies. */
+int hws_wait_parse(hws_wait_t *w, const char *spec);
+
+/* Is this kind usable here?  0, or ENOTSUP with the reason in *why. */
+int hws_wait_available(enum hws_wait_kind kind, const char **why);
+
+const char *hws_wait_kind_name(enum hws_wait_kind kind);
+/* Canonical spec string for w (all parameters spelled out). */
+int hws_wait_format(const hws_wait_t *w, char *buf, size_t len);
+
+int hws_wait_while_eq32(const _Atomic uint32_t *addr, uint32_t old,
+			const hws_wait_t *w, uint64_t deadline_ns);
+/* Returns 1 when it made a system call (someone may be asleep), else 0. */
+int hws_wake32(_Atomic uint32_t *addr, uint32_t n);
+
+/* Adaptive policy calibration (measured once per process on first use). */
+struct hws_adaptive_calibration {
+	uint64_t futex_wake_ns;   /* FUTEX_WAKE with no sleeper */
+	uint64_t futex_wait_ns;   /* FUTEX_WAIT that returns at once (EAGAIN) */
+	uint64_t yield_ns;        /* sched_yield */
+	uint64_t spin_ns;         /* chosen spin budget */
+	enum hws_wait_kind hw;    /* chosen hardware stage, NKINDS = none */
+	char rule[160];           /* the rule in words, for hwsync info */
+};
+const struct hws_adaptive_calibration *hws_adaptive_calibration(void);
+
+/* CLOCK_MONOTONIC in ns, and a deadline that far ahead. */
+uint64_t hws_now_ns(void);
+static inline uint64_t hws_deadline_after_ns(uint64_t ns)
+{
+	uint64_t now = hws_now_ns();
+	return ns >= HWS_FOREVER - now ? HWS_FOREVER : now + ns;
+}
+
+/* TSC <-> ns using hws_cpu()->tsc_hz. */
+uint64_t hws_tsc_to_ns(uint64_t ticks);
+uint64_t hws_ns_to_tsc(uint64_t ns);
+
+/* Detail of the last error in this thread, for any hws_ call that failed. */
+const char *hws_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Make sure the Debian packages a make target needs are present.
+#   scripts/deps.sh build|test|demo|tsan|arm64|kmod
+# As root with apt-get available, installs what is missing; otherwise stops
+# with a message naming the packages to install.
+set -euo pipefail
+what=${1:-build}
+pkgs=(cmake gcc g++ make pkg-config libhwloc-dev hwloc-nox)
+case "$what" in
+  build) ;;
+  test)  pkgs+=(libck-dev libgomp1 python3 python3-venv) ;;
+  demo)  pkgs+=(libck-dev libgomp1 python3 python3-venv) ;;
+  tsan)  pkgs+=(clang) ;;
+  arm64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user) ;;
+  kmod)  pkgs+=(linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod) ;;
+  *) echo "deps.sh: unknown target '$what' (build, test, demo, tsan, arm64, kmod)" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # Refresh the package lists once if an install fails on a stale list.
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+    apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  }
+else
+  echo "hwsync needs these Debian packages: ${missing[*]}" >&2
+  echo "install them with: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi

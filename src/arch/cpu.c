@@ -1,0 +1,198 @@
+/* CPU feature detection: CPUID on x86-64, hwcaps and system registers on
+ * arm64, the kernel's umwait control in sysfs, and the counter frequency. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <hwsync/arch.h>
+#include <hwsync/wait.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP2_WFXT
+#define HWCAP2_WFXT (1UL << 31)
+#endif
+#endif
+
+static struct hws_cpu_info cpu;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static int read_u64_file(const char *path, uint64_t *out)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long long v;
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	if (!ok)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Measure the counter against CLOCK_MONOTONIC over ~20 ms of busy time. */
+static uint64_t calibrate_counter(void)
+{
+	uint64_t t0 = hws_now_ns(), c0 = hws_tsc(), t1, c1;
+
+	do {
+		t1 = hws_now_ns();
+	} while (t1 - t0 < 20000000ull);
+	c1 = hws_tsc();
+	return (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
+}
+
+#if defined(__x86_64__)
+static void detect_x86(void)
+{
+	unsigned a, b, c, d, max, maxext;
+
+	strcpy(cpu.arch, "x86_64");
+	__cpuid(0, max, b, c, d);
+	memcpy(cpu.vendor, &b, 4);
+	memcpy(cpu.vendor + 4, &d, 4);
+	memcpy(cpu.vendor + 8, &c, 4);
+	cpu.vendor[12] = 0;
+	__cpuid(1, a, b, c, d);
+	cpu.stepping = a & 0xf;
+	cpu.family = (a >> 8) & 0xf;
+	cpu.model_id = (a >> 4) & 0xf;
+	if (cpu.family == 0xf)
+		cpu.family += (a >> 20) & 0xff;
+	if (cpu.family >= 6)
+		cpu.model_id |= ((a >> 16) & 0xf) << 4;
+	cpu.monitor_mwait = c & (1u << 3);
+	cpu.hypervisor = c & (1u << 31);
+	if (max >= 5) {
+		__cpuid(5, a, b, c, d);
+		cpu.mwait_line_min = a & 0xffff;
+		cpu.mwait_line_max = b & 0xffff;
+	}
+	if (max >= 7) {
+		__cpuid_count(7, 0, a, b, c, d);
+		cpu.waitpkg = c & (1u << 5);
+	}
+	__cpuid(0x80000000, maxext, b, c, d);
+	if (maxext >= 0x80000001) {
+		__cpuid(0x80000001, a, b, c, d);
+		cpu.monitorx = c & (1u << 29);
+	}
+	if (maxext >= 0x80000004) {
+		unsigned *p = (unsigned *)cpu.model;
+		for (unsigned leaf = 0x80000002; leaf <= 0x80000004; leaf++, p += 4)
+			__cpuid(leaf, p[0], p[1], p[2], p[3]);
+		cpu.model[48] = 0;
+		/* trim the leading blanks some brand strings carry */
+		char *s = cpu.model;
+		while (*s == ' ')
+			s++;
+		memmove(cpu.model, s, strlen(s) + 1);
+	}
+	if (maxext >= 0x80000007) {
+		__cpuid(0x80000007, a, b, c, d);
+		cpu.invariant_tsc = d & (1u << 8);
+	}
+	/* TSC frequency: leaf 0x15 (crystal ratio) when complete, else 0x16's
+	 * base MHz (Intel), else measure. */
+	if (max >= 0x15) {
+		__cpuid(0x15, a, b, c, d);
+		if (a && b && c) {
+			cpu.tsc_hz = (uint64_t)c * b / a;
+			strcpy(cpu.tsc_source, "cpuid-0x15");
+		}
+	}
+	if (!cpu.tsc_hz && max >= 0x16 && !strcmp(cpu.vendor, "GenuineIntel")) {
+		__cpuid(0x16, a, b, c, d);
+		if (a & 0xffff) {
+			cpu.tsc_hz = (uint64_t)(a & 0xffff) * 1000000ull;
+			strcpy(cpu.tsc_source, "cpuid-0x16");
+		}
+	}
+	uint64_t v;
+	if (read_u64_file("/sys/devices/system/cpu/umwait_control/max_time", &v) == 0) {
+		cpu.umwait_control_present = true;
+		cpu.umwait_max_time = (uint32_t)v;
+		if (read_u64_file("/sys/devices/system/cpu/umwait_control/enable_c02", &v) == 0)
+			cpu.umwait_c02_enabled = v != 0;
+	}
+}
+#endif
+
+#if defined(__aarch64__)
+static void detect_arm64(void)
+{
+	uint64_t midr = 0, frq;
+	FILE *f;
+	char line[256];
+
+	strcpy(cpu.arch, "aarch64");
+	strcpy(cpu.vendor, "arm");
+	cpu.wfe = true;
+	cpu.wfet = (getauxval(AT_HWCAP2) & HWCAP2_WFXT) != 0;
+	/* MIDR_EL1 is trapped and emulated by Linux for user space (HWCAP_CPUID). */
+	if (getauxval(AT_HWCAP) & (1UL << 11))
+		__asm__ __volatile__("mrs %0, midr_el1" : "=r"(midr));
+	cpu.family = (midr >> 24) & 0xff;     /* implementer */
+	cpu.model_id = (midr >> 4) & 0xfff;   /* part number */
+	cpu.stepping = midr & 0xf;
+	snprintf(cpu.model, sizeof cpu.model, "implementer 0x%02x part 0x%03x",
+		 cpu.family, cpu.model_id);
+	f = fopen("/proc/cpuinfo", "re");
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			snprintf(cpu.model, sizeof cpu.model, "%s", strchr(line, ':') + 2);
+			cpu.model[strcspn(cpu.model, "\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(frq));
+	if (frq) {
+		cpu.tsc_hz = frq;
+		strcpy(cpu.tsc_source, "cntfrq");
+	}
+}
+#endif
+
+static void detect(void)
+{
+#if defined(__x86_64__)
+	detect_x86();
+#elif defined(__aarch64__)
+	detect_arm64();
+#else
+	strcpy(cpu.arch, "unknown");
+#endif
+	if (!cpu.tsc_hz) {
+		cpu.tsc_hz = calibrate_counter();
+		strcpy(cpu.tsc_source, "calibrated");
+	}
+}
+
+const struct hws_cpu_info *hws_cpu(void)
+{
+	pthread_once(&cpu_once, detect);
+	return &cpu;
+}
+
+uint64_t hws_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hws_tsc_to_ns(uint64_t ticks)
+{
+	return (uint64_t)((double)ticks * 1e9 / (double)hws_cpu()->tsc_hz);
+}
+
+uint64_t hws_ns_to_tsc(uint64_t ns)
+{
+	return (uint64_t)((double)ns * (double)hws_cpu()->tsc_hz / 1e9);
+}

@@ -1,0 +1,10 @@
+/* hwsync run: not available yet (see the open issue). */
+#include <stdio.h>
+#include "cli/cli.h"
+
+int hws_cmd_run(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	fprintf(stderr, "hwsync run: not available yet in this version\n");
+	return 2;
+}

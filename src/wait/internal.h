@@ -1,0 +1,77 @@
+/* Internal interfaces of the wait layer (not installed). */
+#ifndef HWS_WAIT_INTERNAL_H
+#define HWS_WAIT_INTERNAL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <hwsync/arch.h>
+#include <hwsync/wait.h>
+
+/* Record the detail of a failure for hws_last_error(); returns err. */
+int hws_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One backend a file; each returns 0 once *a != old, or ETIMEDOUT. */
+typedef int (*hws_wait_fn)(const _Atomic uint32_t *a, uint32_t old,
+			   const hws_wait_t *w, uint64_t deadline_ns);
+int hws_wait_spin(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_pause(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_backoff(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_delay(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_yield(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_futex(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_umwait(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_tpause(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_mwaitx(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_wfe(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_kmwait(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+int hws_wait_adaptive(const _Atomic uint32_t *, uint32_t, const hws_wait_t *, uint64_t);
+
+/* Availability of the machine-dependent backends: 0 or ENOTSUP with *why. */
+int hws_umwait_available(const char **why);
+int hws_tpause_available(const char **why);
+int hws_mwaitx_available(const char **why);
+int hws_wfe_available(const char **why);
+int hws_kmwait_available(const char **why);
+
+/* Sleep in the kernel while *a == old (one FUTEX_WAIT, with sleeper
+ * accounting).  Returns 0 (woken, changed, interrupted or spurious) or
+ * ETIMEDOUT. */
+int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns);
+
+/* Per-thread counters the lock instrumentation reads around a wait. */
+struct hws_wait_counters {
+	uint64_t polls;     /* reads of the wait word in polling loops */
+	uint64_t syscalls;  /* futex system calls (waits and wakes) */
+	uint64_t sleeps;    /* FUTEX_WAITs that really slept */
+};
+extern _Thread_local struct hws_wait_counters hws_wait_tls;
+
+/* How many polls between two deadline checks in a polling loop. */
+#define HWS_POLLS_PER_CLOCK 64
+
+/* A polling loop: re-read *a, run `between` between reads, check the
+ * deadline every HWS_POLLS_PER_CLOCK reads.  Inlined into each backend so
+ * that `between` is a direct call. */
+static inline __attribute__((always_inline)) int
+hws_poll_loop(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w,
+	      uint64_t deadline_ns, void (*between)(const hws_wait_t *, uint32_t *state))
+{
+	uint32_t state = 0;
+	uint64_t polls = 0;
+	/* acquire: pairs with the release store (or stronger) that changed the
+	 * word, so the waiter sees what was written before it. */
+	while (atomic_load_explicit(a, memory_order_acquire) == old) {
+		polls++;
+		if (deadline_ns != HWS_FOREVER && polls % HWS_POLLS_PER_CLOCK == 0 &&
+		    hws_now_ns() >= deadline_ns) {
+			hws_wait_tls.polls += polls;
+			return ETIMEDOUT;
+		}
+		between(w, &state);
+	}
+	hws_wait_tls.polls += polls;
+	return 0;
+}
+
+#endif
