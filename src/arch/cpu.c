@@ -19,7 +19,7 @@
 static struct hws_cpu_info cpu;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
-static int read_u64_file(const char *path, uint64_t *out)
+static __attribute__((unused)) int read_u64_file(const char *path, uint64_t *out)
 {
 	FILE *f = fopen(path, "re");
 	unsigned long long v;
@@ -127,9 +127,6 @@ static void detect_x86(void)
 static void detect_arm64(void)
 {
 	uint64_t midr = 0, frq;
-	FILE *f;
-	char line[256];
-
 	strcpy(cpu.arch, "aarch64");
 	strcpy(cpu.vendor, "arm");
 	cpu.wfe = true;
@@ -142,15 +139,6 @@ static void detect_arm64(void)
 	cpu.stepping = midr & 0xf;
 	snprintf(cpu.model, sizeof cpu.model, "implementer 0x%02x part 0x%03x",
 		 cpu.family, cpu.model_id);
-	f = fopen("/proc/cpuinfo", "re");
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-			snprintf(cpu.model, sizeof cpu.model, "%s", strchr(line, ':') + 2);
-			cpu.model[strcspn(cpu.model, "\n")] = 0;
-			break;
-		}
-	if (f)
-		fclose(f);
 	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(frq));
 	if (frq) {
 		cpu.tsc_hz = frq;
