@@ -40,7 +40,7 @@ install: build
 # ThreadSanitizer build of the unit and stress tests (clang).
 test-tsan:
 	@scripts/deps.sh tsan
-	CC=clang CXX=clang++ cmake -S . -B build-tsan $(GEN) -DHWS_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+	CC=clang CXX=clang++ cmake -S . -B build-tsan $(GEN) -DHWS_TSAN=ON -DHWS_WERROR=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --output-on-failure -L "unit|stress" -LE "notsan" --timeout 600
