@@ -20,22 +20,26 @@
 #include "topo/internal.h"
 #include "wait/internal.h"
 
+/* The first core with n PUs.  Without SMT even n == 1 is ENOTSUP: "smt"
+ * names a property of the machine, and a run that asked for it must say it
+ * did not get it. */
 static int place_smt(const hws_topo_t *t, unsigned n, int *cpus)
 {
 	unsigned most = 0;
-	for (unsigned c = 0; c < t->ncores; c++) {
-		const struct hws_topo_core *k = &t->core[c];
-		if (k->npus > most)
-			most = k->npus;
-		if (k->npus < n)
-			continue;
-		/* The PUs of a core follow each other in logical order. */
-		for (unsigned i = 0; i < n; i++)
-			cpus[i] = t->pu[k->first_pu + i].cpu;
-		return 0;
-	}
+	for (unsigned c = 0; c < t->ncores; c++)
+		if (t->core[c].npus > most)
+			most = t->core[c].npus;
 	if (most < 2)
 		return hws_fail(ENOTSUP, "no SMT siblings on this machine");
+	for (unsigned c = 0; c < t->ncores; c++) {
+		const struct hws_topo_core *k = &t->core[c];
+		if (k->npus < n)
+			continue;
+		for (unsigned p = k->first_pu, i = 0; i < n; p++)
+			if (t->pu[p].core == c)
+				cpus[i++] = t->pu[p].cpu;
+		return 0;
+	}
 	return hws_fail(ERANGE, "%u threads on SMT siblings: a core has at most %u hardware threads",
 			n, most);
 }
@@ -60,8 +64,8 @@ static unsigned domain_of(const struct hws_topo_core *c, enum hws_topo_level lev
 static int place_within(const hws_topo_t *t, enum hws_topo_level level, unsigned ndomains,
 			unsigned n, int *cpus)
 {
-	static const char *const what[] = { "one NUMA node: a node", "one last-level cache: a",
-					    "one socket: a package" };
+	static const char *const what[] = { "one NUMA node: no node", "one last-level cache: no",
+					    "one socket: no package" };
 	unsigned most = 0;
 	for (unsigned d = 0; d < ndomains; d++) {
 		unsigned k = 0;
@@ -74,9 +78,9 @@ static int place_within(const hws_topo_t *t, enum hws_topo_level level, unsigned
 			most = k;
 	}
 	if (level == HWS_TOPO_LLC)
-		return hws_fail(ERANGE, "%u threads on distinct cores of %s %s is shared by at most %u cores",
-				n, what[level], t->llc_name, most);
-	return hws_fail(ERANGE, "%u threads on distinct cores of %s has at most %u cores", n,
+		return hws_fail(ERANGE, "%u threads on distinct cores of %s %s is shared by more "
+				"than %u cores", n, what[level], t->llc_name, most);
+	return hws_fail(ERANGE, "%u threads on distinct cores of %s has more than %u cores", n,
 			what[level], most);
 }
 
