@@ -20,10 +20,6 @@
 #include <hwsync/topo.h>
 #include "prims/barrier_internal.h"
 
-/* Until the topology layer provides groups, link without them. */
-#pragma weak hws_topo_group_of
-#pragma weak hws_topo_ngroups
-
 #define ARRIVAL_GROUP 4
 
 struct hgroup {
@@ -46,7 +42,7 @@ struct hier {
 static unsigned topo_groups(void)
 {
 	const hws_topo_t *t;
-	if (!hws_topo_ngroups || !hws_topo_group_of || !(t = hws_topo_this()))
+	if (!(t = hws_topo_this()))
 		return 1;
 	return hws_topo_ngroups(t);
 }
