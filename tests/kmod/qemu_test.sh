@@ -15,7 +15,7 @@ root=$1 work=$2 vmtest=$3
 kmod_deps "$root"
 find_kernel image || skip "no linux-headers-*-amd64 with a matching /boot/vmlinuz"
 command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
-[ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q static ||
+[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
 	skip "no static /bin/busybox (busybox-static)"
 
 build_module "$root" "$work/module"
