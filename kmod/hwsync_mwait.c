@@ -73,7 +73,7 @@ MODULE_PARM_DESC(max_total_mib, "Memory all mapped regions together may use, MiB
 
 static unsigned int mwait_hint;
 module_param(mwait_hint, uint, 0444);
-MODULE_PARM_DESC(mwait_hint, "MWAIT EAX hint: 0 = C1 (default); others must be enumerated by CPUID leaf 5");
+MODULE_PARM_DESC(mwait_hint, "MWAIT EAX hint: 0 = C1 (default), others as CPUID leaf 5 allows");
 
 static bool allow_halt = true;
 module_param(allow_halt, bool, 0444);

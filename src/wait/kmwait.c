@@ -82,7 +82,7 @@ int hws_kmwait_available(const char **why)
 		close(fd);
 	return 0;
 #else
-	return unavailable(why, "kmwait drives x86 MONITOR/MWAIT through a Linux module;"
+	return unavailable(why, "kmwait drives x86 MONITOR/MWAIT through the hwsync-mwait module;"
 			   " this is not x86-64");
 #endif
 }

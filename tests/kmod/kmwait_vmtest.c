@@ -346,6 +346,61 @@ static void test_halt(int fd, void *r)
 	printf("halt: HLT waiter woken (%d IPIs sent), second halter refused\n", kicks);
 }
 
+/* A waiter and a worker share one CPU: the worker must still run, since the
+ * driver gives the CPU back whenever the scheduler asks (need_resched). */
+struct share {
+	int fd;
+	_Atomic uint32_t *w;
+	_Atomic int done;
+};
+
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	CHECK_EQ(sched_setaffinity(0, sizeof set, &set), 0);
+}
+
+static void *share_waiter(void *p)
+{
+	struct share *s = p;
+	pin_self(1);
+	atomic_store(&s->done, wait_line(s->fd, 7, 0, HWS_MWAIT_FOREVER) == 0 ? 1 : 2);
+	return NULL;
+}
+
+static void *share_worker(void *p)
+{
+	struct share *s = p;
+	struct timespec ts;
+	pin_self(1);
+	sleep_ms(50);                         /* let the waiter get into the driver */
+	do                                    /* 100 ms of CPU time on the waiter's CPU */
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	while (ts.tv_sec == 0 && ts.tv_nsec < 100000000);
+	atomic_store(s->w, 1);
+	return NULL;
+}
+
+static void test_yields(int fd, void *r)
+{
+	struct share s = { fd, line(r, 7), 0 };
+	pthread_t t[2];
+
+	CHECK_EQ(pthread_create(&t[0], NULL, share_waiter, &s), 0);
+	CHECK_EQ(pthread_create(&t[1], NULL, share_worker, &s), 0);
+	for (int i = 0; atomic_load(&s.done) == 0; i++) {
+		CHECK(i < 2000);              /* 20 s: the worker starved */
+		sleep_ms(10);
+	}
+	CHECK_EQ(atomic_load(&s.done), 1);
+	CHECK_EQ(pthread_join(t[0], NULL), 0);
+	CHECK_EQ(pthread_join(t[1], NULL), 0);
+	atomic_store(line(r, 7), 0);
+	printf("yields: a worker on the waiter's CPU got 100 ms of CPU time\n");
+}
+
 /* A user without permission on the node: kmwait unavailable, saying why. */
 static void test_permission(void)
 {
@@ -492,6 +547,7 @@ int main(int argc, char **argv)
 	test_wake_threads(fd, r);
 	test_signals(fd, r);
 	test_halt(fd, r);
+	test_yields(fd, r);
 	test_permission();
 	test_library();
 	CHECK_EQ(munmap(r, 2 * (size_t)sysconf(_SC_PAGESIZE)), 0);

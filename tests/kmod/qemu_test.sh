@@ -35,7 +35,7 @@ boot() {
 		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 rdinit=/init loglevel=4 $extra" \
 		-nographic -no-reboot -monitor none </dev/null >"$log" 2>&1 || rc=$?
 	tr -d '\r' <"$log" | grep -vE "^\[ *[0-9.]+\] (Run|Fre|RAS|x86|Key|Loading compiled|clocksource)" |
-		sed -n '/KMOD-VM\|kmwait\|hwsync\|CHECK\|info:\|mmap:\|bad args\|timeouts:\|wake:\|signals:\|halt:\|permission:\|library:\|unload\|Kernel panic\|BUG\|WARNING/p' >&2
+		sed -n '/KMOD-VM\|kmwait\|hwsync\|CHECK\|info:\|mmap:\|bad args\|timeouts:\|wake:\|signals:\|yields:\|halt:\|permission:\|library:\|unload\|Kernel panic\|BUG\|WARNING/p' >&2
 	echo "$name: qemu exit $rc after $((SECONDS - t0)) s (log: $log)" >&2
 	if tr -d '\r' <"$log" | grep -q "^KMOD-VM-RESULT PASS"; then
 		return 0
