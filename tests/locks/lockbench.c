@@ -294,15 +294,25 @@ static void report(const char *title, struct row *rows, int n, const char *unit)
 	}
 }
 
+static void *nop(void *a)
+{
+	return a;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const pols[] = { "spin", "pause", "adaptive", "futex" };
 	int reps = argc > 1 ? atoi(argv[1]) : 9;
 	unsigned ms = argc > 2 ? (unsigned)atoi(argv[2]) : 40;
-	static struct row hand[64], unc[4], over[8];
+	static struct row hand[64], unc[4], over[12];
 	int nh = 0, nu = 0, no = 0, capped;
 
 	reps = reps < 1 ? 1 : reps > MAXREP ? MAXREP : reps;
+	/* glibc skips atomics while a process has never had a second thread;
+	 * locks matter in threaded processes, so make this one threaded first. */
+	pthread_t dummy;
+	pthread_create(&dummy, NULL, nop, NULL);
+	pthread_join(dummy, NULL);
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	const struct hws_cpu_info *c = hws_cpu();
 	hws_lock_t *probe;
@@ -380,6 +390,8 @@ int main(int argc, char **argv)
 	row_init(&over[no++], I_TAS, "spin", "tas:spin");
 	row_init(&over[no++], I_TICKET, "spin", "ticket:spin");
 	row_init(&over[no++], I_MUTEX, "futex", "mutex:futex");
+	row_init(&over[no++], I_MUTEX, "adaptive", "mutex:adaptive");
+	row_init(&over[no++], I_TTAS, "adaptive", "ttas:adaptive");
 	row_init(&over[no++], I_MCS, "adaptive", "mcs:adaptive");
 	for (int rep = 0; rep < reps; rep++)
 		for (int i = 0; i < no; i++) {
