@@ -7,7 +7,8 @@
 
 static hws_lock_t *lock;
 static unsigned long counter;      /* protected by lock, deliberately plain */
-static uint64_t run_ns, end_ns;   /* each thread runs until end_ns */
+static uint64_t run_ns;
+static _Atomic uint64_t end_ns;   /* set when the last thread arrives */
 static _Atomic unsigned started, nthreads_;
 
 struct arg { uint64_t seed; unsigned long done, timeouts, busy; };
@@ -16,10 +17,13 @@ static void *worker(void *p)
 {
 	struct arg *a = p;
 	/* start together, so that the threads really contend */
-	atomic_fetch_add(&started, 1);
-	while (atomic_load(&started) < atomic_load(&nthreads_))
+	if (atomic_fetch_add(&started, 1) + 1 == atomic_load(&nthreads_))
+		atomic_store(&end_ns, test_now_ns() + run_ns);
+	while (!atomic_load(&end_ns))
 		sched_yield();
-	for (unsigned i = 0; test_now_ns() < end_ns; i++) {
+	/* at least one round each, then until end_ns (relaxed: only a time bound) */
+	for (unsigned i = 0; i == 0 || test_now_ns() < atomic_load_explicit(&end_ns,
+							memory_order_relaxed); i++) {
 		unsigned how = test_rand(&a->seed) % 8;
 		int rc;
 		if (how == 0) {
@@ -69,7 +73,7 @@ int main(int argc, char **argv)
 		counter = 0;
 		atomic_store(&started, 0);
 		atomic_store(&nthreads_, nthreads);
-		end_ns = test_now_ns() + run_ns;
+		atomic_store(&end_ns, 0);
 		for (unsigned t = 0; t < nthreads; t++)
 			args[t] = (struct arg){ .seed = 0x9e3779b97f4a7c15ull * (t + 1) + (uint64_t)k };
 		uint64_t t0 = test_now_ns();
