@@ -12,12 +12,6 @@
 #include <hwsync/condvar.h>
 #include "prims/prims_internal.h"
 
-/* Weak: a condvar needs a lock from hws_lock_create, and that object file
- * defines acquire and release too, so they are always linked when used; the
- * weak references only let the library link in a build without the locks. */
-#pragma weak hws_lock_acquire
-#pragma weak hws_lock_release
-
 struct hws_condvar {
 	_Atomic uint32_t seq HWS_ALIGNED_LINE;
 	hws_wait_t wait;
@@ -43,8 +37,6 @@ int hws_condvar_create(hws_condvar_t **out, const char *wait_policy)
 
 static int cv_wait_until(hws_condvar_t *cv, hws_lock_t *l, uint64_t deadline_ns)
 {
-	if (!hws_lock_acquire || !hws_lock_release)
-		return hws_fail(ENOTSUP, "condvar: not available in this build: no hwsync locks");
 	/* relaxed: read under the lock; a signaller that runs after our unlock
 	 * increments after this read (lock order + coherence). */
 	uint32_t s = atomic_load_explicit(&cv->seq, memory_order_relaxed);
