@@ -126,13 +126,14 @@ static int timed(sem_t *s, clockid_t clock, const struct timespec *abs)
 {
 	uint64_t dl;
 	int rc;
+	/* Checked first, as glibc does (POSIX also allows checking it only when
+	 * the call would block). */
+	if ((rc = hws_shim_deadline_ns(clock, abs, &dl)))
+		return fail(rc);
 	pthread_testcancel();
 	count(&hws_fam[HWS_FAM_SEM].ops);
 	if (take(s))
 		return 0;
-	/* POSIX: the timeout is checked only when the call would block. */
-	if ((rc = hws_shim_deadline_ns(clock, abs, &dl)))
-		return fail(rc);
 	if ((rc = block(s, dl)))
 		return fail(rc);
 	return 0;
