@@ -164,6 +164,17 @@ void hws_pass(enum hws_pass what)
 		hws_shim_say("passing %s to the native implementation", pass_name[what]);
 }
 
+int hws_pass_seen(enum hws_pass what)
+{
+	/* relaxed: read once at exit. */
+	return atomic_load_explicit(&pass_seen[what], memory_order_relaxed);
+}
+
+const char *hws_pass_name(enum hws_pass what)
+{
+	return pass_name[what];
+}
+
 /* ---- environment ---- */
 static int env_flag(const char *name, int *out)
 {
@@ -247,6 +258,7 @@ static int configure(void)
 			     "implementation", c->lock_kind, c->wait_spec, hws_last_error());
 		return EINVAL;
 	}
+	snprintf(c->lock_used, sizeof c->lock_used, "%s", hws_lock_kind(probe));
 	hws_lock_destroy(probe);
 	if (!in_list(hws_barrier_kinds(), c->barrier_kind)) {
 		list_str(hws_barrier_kinds(), known, sizeof known);
@@ -277,8 +289,8 @@ static int configure(void)
 		return ENOMEM;
 	}
 	if (c->verbose)
-		hws_shim_say("lock kind %s, wait policy %s, barrier kind %s%s%s", c->lock_kind,
-			     c->wait_spec, c->barrier_kind, c->stats ? ", stats" : "",
+		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s%s%s", c->lock_kind,
+			     c->lock_used, c->wait_spec, c->barrier_kind, c->stats ? ", stats" : "",
 			     c->trace ? ", trace" : "");
 	return 0;
 }

@@ -69,6 +69,7 @@ void *hws_native_gomp(const char *name, const char *version);
 /* ---- configuration ---- */
 struct hws_shim_config {
 	char lock_kind[32];      /* HWSYNC_LOCK, default "auto" */
+	char lock_used[32];      /* the kind "auto" resolves to */
 	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
 	char barrier_kind[32];   /* HWSYNC_BARRIER, default "central" */
 	hws_wait_t wait;         /* parsed HWSYNC_WAIT */
@@ -108,6 +109,9 @@ enum hws_pass {
 	HWS_PASS_NKINDS
 };
 void hws_pass(enum hws_pass what);
+/* For the stats summary: has `what` been passed through, and its words. */
+int hws_pass_seen(enum hws_pass what);
+const char *hws_pass_name(enum hws_pass what);
 
 /* ---- locks the shim creates (pthread mutex, omp locks, critical) ---- */
 enum hws_family {

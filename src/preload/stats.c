@@ -134,8 +134,8 @@ void hws_stats_print(void)
 		reg_drop();
 	}
 	int pid = hws_cfg.pid;
-	fprintf(stderr, "hwsync[%d]: stats: lock kind %s, wait policy %s, barrier kind %s%s\n",
-		pid, hws_cfg.lock_kind, hws_cfg.wait_spec, hws_cfg.barrier_kind,
+	fprintf(stderr, "hwsync[%d]: stats: lock kind %s (%s), wait policy %s, barrier kind %s%s\n",
+		pid, hws_cfg.lock_kind, hws_cfg.lock_used, hws_cfg.wait_spec, hws_cfg.barrier_kind,
 		complete ? "" : " (live locks not counted: registry busy at exit)");
 	for (int f = 0; f < HWS_FAM_NLOCKS; f++) {
 		const struct hws_lock_stats *t = &tot[f];
@@ -172,4 +172,8 @@ void hws_stats_print(void)
 				" waits, %.3f ms waiting\n", pid, hws_family_name[f],
 				LD(hws_fam[f].episodes), hws_cfg.barrier_kind, LD(hws_fam[f].ops),
 				(double)LD(hws_fam[f].wait_ns) / 1e6);
+	for (int k = 0; k < HWS_PASS_NKINDS; k++)
+		if (hws_pass_seen(k))
+			fprintf(stderr, "hwsync[%d]:   passed to the native implementation: %s\n",
+				pid, hws_pass_name(k));
 }
