@@ -9,6 +9,7 @@
  * program never runs half on hwsync.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,6 +235,9 @@ static int configure(void)
 	int rc = 0;
 
 	c->pid = (int)getpid();
+	c->err_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
+	if (c->err_fd < 0)
+		c->err_fd = 2;
 	rc |= env_flag("HWSYNC_VERBOSE", &c->verbose);
 	rc |= env_flag("HWSYNC_STATS", &c->stats);
 	rc |= env_word("HWSYNC_LOCK", "auto", c->lock_kind, sizeof c->lock_kind);

@@ -166,8 +166,6 @@ HWS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
 	/* acquire: pairs with the release that published SLOT. */
 	int v = atomic_load_explicit(KIND(m), memory_order_acquire);
-	if (v == 0)
-		return 0;   /* never used */
 	if (v != KIND_SHIM)
 		return hws_native.mutex_destroy ? hws_native.mutex_destroy(m) : 0;
 	struct hws_shim_lock *s = atomic_load_explicit(SLOT(m), memory_order_relaxed);

@@ -76,6 +76,8 @@ struct hws_shim_config {
 	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else pause */
 	int stats, verbose, trace;
 	int pid;                 /* process that read the configuration */
+	int err_fd;              /* stderr as it was at start-up (programs such as
+				  * xz close stderr before exit) */
 };
 extern struct hws_shim_config hws_cfg;
 
