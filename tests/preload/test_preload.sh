@@ -47,7 +47,7 @@ fi
 
 # 3. bad environment values: one line naming it, glibc result
 bad() {   # VAR VALUE PATTERN
-  env "$1=$2" LD_PRELOAD="$lib" timeout 60 "$conform" > "$tmp/bad.out" 2> "$tmp/bad.err"
+  timeout 60 env "$1=$2" LD_PRELOAD="$lib" "$conform" > "$tmp/bad.out" 2> "$tmp/bad.err"
   if ! diff -q "$tmp/native.out" "$tmp/bad.out" >/dev/null; then
     fail "$1='$2': program output changed"
   elif [ "$(grep -c . "$tmp/bad.err")" -ne 1 ] || ! grep -q "$3" "$tmp/bad.err"; then
