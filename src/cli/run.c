@@ -101,8 +101,8 @@ int hws_cmd_run(int argc, char **argv)
 			}
 			*val = argv[++i];
 		} else if (a[0] == '-') {
-			fprintf(stderr, "hwsync run: unknown option '%s' (try: hwsync run --help)\n",
-				a);
+			fprintf(stderr, "hwsync run: unknown option '%s' (try: hwsync run "
+				"--help)\n", a);
 			return 2;
 		} else {
 			break;   /* the program, without a "--" */

@@ -133,15 +133,15 @@ void hws_stats_print(void)
 		}
 		reg_drop();
 	}
-	int pid = hws_cfg.pid;
-	dprintf(hws_cfg.err_fd, "hwsync[%d]: stats: lock kind %s (%s), wait policy %s, barrier kind %s%s\n",
+	int pid = hws_cfg.pid, fd = hws_cfg.err_fd;
+	dprintf(fd, "hwsync[%d]: stats: lock kind %s (%s), wait policy %s, barrier kind %s%s\n",
 		pid, hws_cfg.lock_kind, hws_cfg.lock_used, hws_cfg.wait_spec, hws_cfg.barrier_kind,
 		complete ? "" : " (live locks not counted: registry busy at exit)");
 	for (int f = 0; f < HWS_FAM_NLOCKS; f++) {
 		const struct hws_lock_stats *t = &tot[f];
 		if (!t->acquisitions)
 			continue;
-		dprintf(hws_cfg.err_fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
+		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
 			" contended (after spin %" PRIu64 ", after sleep %" PRIu64 "), first try %"
 			PRIu64 ", %" PRIu64 " futex calls, max spin %" PRIu64 " polls, %.3f ms "
 			"waiting\n", pid, hws_family_name[f], t->acquisitions,
@@ -149,31 +149,31 @@ void hws_stats_print(void)
 			t->syscalls, t->max_spins, (double)t->wait_ns / 1e6);
 	}
 	if (LD(hws_fam[HWS_FAM_SPIN].ops))
-		dprintf(hws_cfg.err_fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
+		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
 			" contended\n", pid, hws_family_name[HWS_FAM_SPIN],
 			LD(hws_fam[HWS_FAM_SPIN].ops), LD(hws_fam[HWS_FAM_SPIN].contended));
 	if (LD(hws_fam[HWS_FAM_COND].ops) || LD(hws_fam[HWS_FAM_COND].signals) ||
 	    LD(hws_fam[HWS_FAM_COND].broadcasts))
-		dprintf(hws_cfg.err_fd, "hwsync[%d]:   %-14s %" PRIu64 " waits (%" PRIu64 " timed out), %"
+		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " waits (%" PRIu64 " timed out), %"
 			PRIu64 " signals, %" PRIu64 " broadcasts, %.3f ms waiting\n", pid,
 			hws_family_name[HWS_FAM_COND], LD(hws_fam[HWS_FAM_COND].ops),
 			LD(hws_fam[HWS_FAM_COND].timeouts), LD(hws_fam[HWS_FAM_COND].signals),
 			LD(hws_fam[HWS_FAM_COND].broadcasts),
 			(double)LD(hws_fam[HWS_FAM_COND].wait_ns) / 1e6);
 	if (LD(hws_fam[HWS_FAM_SEM].ops) || LD(hws_fam[HWS_FAM_SEM].signals))
-		dprintf(hws_cfg.err_fd, "hwsync[%d]:   %-14s %" PRIu64 " waits (%" PRIu64 " blocked, %"
+		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " waits (%" PRIu64 " blocked, %"
 			PRIu64 " timed out), %" PRIu64 " posts\n", pid,
 			hws_family_name[HWS_FAM_SEM], LD(hws_fam[HWS_FAM_SEM].ops),
 			LD(hws_fam[HWS_FAM_SEM].contended), LD(hws_fam[HWS_FAM_SEM].timeouts),
 			LD(hws_fam[HWS_FAM_SEM].signals));
 	for (int f = HWS_FAM_BARRIER; f <= HWS_FAM_OMP_BARRIER; f++)
 		if (LD(hws_fam[f].ops))
-			dprintf(hws_cfg.err_fd, "hwsync[%d]:   %-14s %" PRIu64 " episodes (%s), %" PRIu64
+			dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " episodes (%s), %" PRIu64
 				" waits, %.3f ms waiting\n", pid, hws_family_name[f],
 				LD(hws_fam[f].episodes), hws_cfg.barrier_kind, LD(hws_fam[f].ops),
 				(double)LD(hws_fam[f].wait_ns) / 1e6);
 	for (int k = 0; k < HWS_PASS_NKINDS; k++)
 		if (hws_pass_seen(k))
-			dprintf(hws_cfg.err_fd, "hwsync[%d]:   passed to the native implementation: %s\n",
+			dprintf(fd, "hwsync[%d]:   passed to the native implementation: %s\n",
 				pid, hws_pass_name(k));
 }

@@ -81,6 +81,7 @@ int main(int argc, char **argv)
 	}
 	double ops = m == 2 ? (double)counts[0] : (double)tot;
 	printf("%s threads=%d ops_per_s=%.0f min_over_max=%.3f jain=%.3f\n", mode, nt,
-	       ops / (t1 - t0), mx ? (double)mn / mx : 0, sq > 0 ? (double)tot * tot / (nt * sq) : 0);
+	       ops / (t1 - t0), mx ? (double)mn / mx : 0,
+	       sq > 0 ? (double)tot * tot / (nt * sq) : 0);
 	return 0;
 }
