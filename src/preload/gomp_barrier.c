@@ -27,6 +27,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "preload/shim.h"
 
 struct team {
@@ -99,7 +100,8 @@ HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threa
 		n_parallel()(fn, data, num_threads, flags);
 		return;
 	}
-	struct team t = { 0 };
+	struct team t;
+	memset(&t, 0, sizeof t);
 	struct region r = { fn, data, &t };
 	n_parallel()(run_region, &r, num_threads, flags);
 	/* Every thread has left run_region: libgomp joined the team. */
