@@ -39,6 +39,10 @@ HWS_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barriera
 			hws_pass(HWS_PASS_BARRIER_PSHARED);
 		return hws_native.barrier_init ? hws_native.barrier_init(b, a, count) : ENOSYS;
 	}
+	if (!hws_cfg.barriers) {
+		hws_pass(HWS_PASS_NO_BARRIERS);
+		return hws_native.barrier_init(b, a, count);
+	}
 	if (hws_barrier_create(&hb, hws_cfg.barrier_kind, count, hws_cfg.wait_spec)) {
 		hws_pass(HWS_PASS_BARRIER_UNFIT);
 		return hws_native.barrier_init(b, a, count);

@@ -136,8 +136,8 @@ HWS_EXPORT void GOMP_barrier(void)
 	struct team *t = cur.team;
 	/* A team started inside ours by another entry point (its master still
 	 * has our state) is told apart by its nesting level. */
-	if (!t || n_level()() != cur.level) {
-		hws_pass(HWS_PASS_GOMP_TEAM);
+	if (!t || n_level()() != cur.level || !hws_cfg.barriers) {
+		hws_pass(hws_cfg.barriers ? HWS_PASS_GOMP_TEAM : HWS_PASS_NO_BARRIERS);
 		n_barrier()();
 		return;
 	}

@@ -149,6 +149,7 @@ static const char *const pass_name[HWS_PASS_NKINDS] = {
 	[HWS_PASS_SEM_PSHARED] = "process-shared unnamed semaphores",
 	[HWS_PASS_SEM_NAMED] = "named semaphores (sem_open)",
 	[HWS_PASS_STARTUP] = "objects first used while the shim was starting",
+	[HWS_PASS_NO_BARRIERS] = "barriers (this build has no barrier kinds)",
 	[HWS_PASS_GOMP_TEAM] = "GOMP_barrier in teams not started by GOMP_parallel",
 	[HWS_PASS_GOMP_TASKS] = "GOMP_barrier after tasks were created (run by libgomp)",
 	[HWS_PASS_OMP_TABLE_FULL] = "OpenMP locks beyond the side table's capacity",
@@ -264,7 +265,11 @@ static int configure(void)
 	}
 	snprintf(c->lock_used, sizeof c->lock_used, "%s", hws_lock_kind(probe));
 	hws_lock_destroy(probe);
-	if (!in_list(hws_barrier_kinds(), c->barrier_kind)) {
+	const char *bk = getenv("HWSYNC_BARRIER");
+	c->barriers = hws_barrier_create && hws_barrier_kinds()[0];
+	if (!c->barriers && !(bk && *bk)) {
+		/* no barrier kinds in this build: barriers pass through */
+	} else if (!in_list(hws_barrier_kinds(), c->barrier_kind)) {
 		list_str(hws_barrier_kinds(), known, sizeof known);
 		hws_shim_say("HWSYNC_BARRIER='%s' is not a barrier kind (known: %s); running on "
 			     "the native implementation", c->barrier_kind, known);

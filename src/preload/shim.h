@@ -23,6 +23,12 @@
 #include <hwsync/lock.h>
 #include <hwsync/wait.h>
 
+/* Barrier kinds come with the library's barriers; until a build has them the
+ * shim passes barriers through (weak references resolve to NULL). */
+#pragma weak hws_barrier_create
+#pragma weak hws_barrier_wait
+#pragma weak hws_barrier_destroy
+
 #define HWS_EXPORT __attribute__((visibility("default")))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -75,6 +81,7 @@ struct hws_shim_config {
 	hws_wait_t wait;         /* parsed HWSYNC_WAIT */
 	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else pause */
 	int stats, verbose, trace;
+	int barriers;            /* this build has barrier kinds */
 	int pid;                 /* process that read the configuration */
 	int err_fd;              /* stderr as it was at start-up (programs such as
 				  * xz close stderr before exit) */
@@ -106,7 +113,7 @@ enum hws_pass {
 	HWS_PASS_MUTEX_RECURSIVE, HWS_PASS_MUTEX_ERRORCHECK, HWS_PASS_MUTEX_ROBUST,
 	HWS_PASS_MUTEX_PI, HWS_PASS_MUTEX_PP, HWS_PASS_MUTEX_PSHARED, HWS_PASS_MUTEX_OTHER,
 	HWS_PASS_COND_PSHARED, HWS_PASS_BARRIER_PSHARED, HWS_PASS_BARRIER_UNFIT,
-	HWS_PASS_SEM_PSHARED, HWS_PASS_SEM_NAMED, HWS_PASS_STARTUP,
+	HWS_PASS_SEM_PSHARED, HWS_PASS_SEM_NAMED, HWS_PASS_STARTUP, HWS_PASS_NO_BARRIERS,
 	HWS_PASS_GOMP_TEAM, HWS_PASS_GOMP_TASKS, HWS_PASS_OMP_TABLE_FULL, HWS_PASS_CREATE_FAILED,
 	HWS_PASS_NKINDS
 };
