@@ -95,9 +95,10 @@ void hws_qnode_put(uint32_t idx)
 
 /* If nobody queued behind ME, swing the tail back to PRED and keep ME.
  * Otherwise publish "abandoned, wait on PRED" in ME; the successor follows the
- * redirect and then owns ME (it puts it back in the pool).  The tail cannot
- * read ME again unless ME is re-enqueued, and only its owner (us) can do
- * that, so the CAS has no ABA. */
+ * redirect and then owns ME (it puts it back in the pool).  The tail may read
+ * ME again after moving on (a successor that left swung it back to ME), but
+ * whenever it reads ME nobody is queued behind ME, and only we can re-enqueue
+ * ME, so the CAS has no harmful ABA. */
 void hws_qnode_abandon(_Atomic uint32_t *tail, uint32_t me, uint32_t pred)
 {
 	struct hws_qnode *n = hws_qnode(me);
