@@ -105,6 +105,8 @@ static void print_text(void)
 		       t.packages, t.cores, t.pus, yesno(t.smt), t.numa_nodes);
 		printf("  caches: L1d %llu KiB, L2 %llu KiB, L3 %llu KiB x %u\n", t.l1d >> 10,
 		       t.l2 >> 10, t.l3 >> 10, t.l3_count);
+		printf("  barrier groups: %u (%s)\n", hws_topo_ngroups(hws_topo_this()),
+		       hws_topo_group_kind(hws_topo_this()));
 	}
 
 	printf("\nAdaptive policy calibration\n");
@@ -159,8 +161,9 @@ static void print_json(void)
 	printf("  \"tsc\": {\"hz\": %" PRIu64 ", \"source\": \"%s\"},\n", c->tsc_hz, c->tsc_source);
 	printf("  \"topology\": {\"source\": \"%s\", \"packages\": %u, \"cores\": %u, \"pus\": %u, "
 	       "\"smt\": %s, \"numa_nodes\": %u, \"l1d\": %llu, \"l2\": %llu, \"l3\": %llu, "
-	       "\"l3_count\": %u},\n", t.source, t.packages, t.cores, t.pus,
-	       t.smt ? "true" : "false", t.numa_nodes, t.l1d, t.l2, t.l3, t.l3_count);
+	       "\"l3_count\": %u, \"groups\": %u, \"group_kind\": \"%s\"},\n", t.source,
+	       t.packages, t.cores, t.pus, t.smt ? "true" : "false", t.numa_nodes, t.l1d, t.l2, t.l3,
+	       t.l3_count, hws_topo_ngroups(hws_topo_this()), hws_topo_group_kind(hws_topo_this()));
 	printf("  \"adaptive\": {\"futex_wake_ns\": %" PRIu64 ", \"futex_wait_ns\": %" PRIu64
 	       ", \"yield_ns\": %" PRIu64 ", \"spin_ns\": %" PRIu64 ", \"hw\": \"%s\", \"rule\": ",
 	       cal->futex_wake_ns, cal->futex_wait_ns, cal->yield_ns, cal->spin_ns,

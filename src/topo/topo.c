@@ -1,25 +1,85 @@
-/* Topology from hwloc: machine summary, placement plans, barrier groups.
- * Without hwloc (the arm64 cross build) a sysconf-based flat machine. */
+/* Topology: load it (hwloc, an hwloc XML file, or a flat sysconf machine) and
+ * reduce it to the PU/core table of internal.h.  hwloc's own topology is
+ * dropped once the table is built, so nothing here holds hwloc state after
+ * loading and every query is a plain read of the table. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
 #include <hwsync/topo.h>
+#include "topo/internal.h"
 #include "wait/internal.h"
 #if HWS_HAVE_HWLOC
 #include <hwloc.h>
 #endif
 
-struct hws_topo {
-#if HWS_HAVE_HWLOC
-	hwloc_topology_t h;
-#endif
-	struct hws_topo_summary sum;
-};
-
 static hws_topo_t *this_topo;
 static pthread_once_t this_once = PTHREAD_ONCE_INIT;
+
+/* Renumber column `off` of the PU table densely in first-seen order; leaves
+ * HWS_TOPO_NONE alone.  Returns the number of distinct ids or ~0u (ENOMEM). */
+static unsigned densify(struct hws_topo_pu *pu, unsigned n, size_t off)
+{
+	unsigned *seen = malloc(n * sizeof *seen), k = 0;
+	if (!seen)
+		return ~0u;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned *id = (unsigned *)((char *)&pu[i] + off), j;
+		if (*id == HWS_TOPO_NONE)
+			continue;
+		for (j = 0; j < k && seen[j] != *id; j++)
+			;
+		if (j == k)
+			seen[k++] = *id;
+		*id = j;
+	}
+	free(seen);
+	return k;
+}
+
+int hws_topo_build(struct hws_topo *t)
+{
+	unsigned counts[4];
+	const size_t cols[4] = { offsetof(struct hws_topo_pu, core), offsetof(struct hws_topo_pu, llc),
+				 offsetof(struct hws_topo_pu, pkg), offsetof(struct hws_topo_pu, numa) };
+	for (int c = 0; c < 4; c++)
+		if ((counts[c] = densify(t->pu, t->npus, cols[c])) == ~0u)
+			return ENOMEM;
+	t->ncores = counts[0], t->nllcs = counts[1], t->npkgs = counts[2], t->nnumas = counts[3];
+	t->core = calloc(t->ncores ? t->ncores : 1, sizeof *t->core);
+	if (!t->core)
+		return ENOMEM;
+	/* Dense core ids come in first-seen order, so core[id] is met at its first PU. */
+	for (unsigned i = 0; i < t->npus; i++) {
+		const struct hws_topo_pu *p = &t->pu[i];
+		struct hws_topo_core *c = &t->core[p->core];
+		if (!c->npus) {
+			c->first_pu = i;
+			c->llc = p->llc, c->pkg = p->pkg, c->numa = p->numa;
+		}
+		c->npus++;
+	}
+	if (t->nnumas > 1)
+		t->group_level = HWS_TOPO_NUMA;
+	else if (t->nllcs > 1)
+		t->group_level = HWS_TOPO_LLC;
+	else
+		t->group_level = HWS_TOPO_PKG;
+	return 0;
+}
+
+static void topo_free(hws_topo_t *t)
+{
+	if (t) {
+		free(t->pu);
+		free(t->core);
+		free(t);
+	}
+}
 
 #if HWS_HAVE_HWLOC
 static unsigned long long cache_size(hwloc_topology_t h, hwloc_obj_type_t type)
@@ -28,9 +88,8 @@ static unsigned long long cache_size(hwloc_topology_t h, hwloc_obj_type_t type)
 	return o && o->attr ? o->attr->cache.size : 0;
 }
 
-static void summarize(hws_topo_t *t)
+static void summarize(hws_topo_t *t, hwloc_topology_t h)
 {
-	hwloc_topology_t h = t->h;
 	struct hws_topo_summary *s = &t->sum;
 	s->packages = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PACKAGE);
 	s->cores = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
@@ -42,26 +101,134 @@ static void summarize(hws_topo_t *t)
 	s->l3 = cache_size(h, HWLOC_OBJ_L3CACHE);
 	s->l3_count = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_L3CACHE);
 }
+
+/* Raw ids for the table: hwloc logical indexes.  A PU without a core is its
+ * own core, without a package in package 0, without an LLC above it behind a
+ * private one (ids from 2^30 up cannot clash with logical indexes). */
+static int from_hwloc(hws_topo_t *t, hwloc_topology_t h)
+{
+	static const hwloc_obj_type_t caches[] = { HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE,
+		HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE };
+	const unsigned own = 1u << 30;
+	int llc = -1, n = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+
+	if (n <= 0)
+		return hws_fail(EINVAL, "hwloc found no processing units");
+	for (int i = 0; i < 5 && llc < 0; i++)
+		if (hwloc_get_nbobjs_by_type(h, caches[i]) > 0)
+			llc = i;
+	if (llc >= 0)
+		hwloc_obj_type_snprintf(t->llc_name, sizeof t->llc_name,
+					hwloc_get_obj_by_type(h, caches[llc], 0), 0);
+	else
+		t->no_llc_why = "hwloc reports no caches on this machine";
+	t->npus = (unsigned)n;
+	t->pu = calloc(t->npus, sizeof *t->pu);
+	if (!t->pu)
+		return ENOMEM;
+	for (unsigned i = 0; i < t->npus; i++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, i), a, node = NULL;
+		struct hws_topo_pu *p = &t->pu[i];
+		p->cpu = (int)o->os_index;
+		a = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_CORE, o);
+		p->core = a ? a->logical_index : own + i;
+		a = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, o);
+		p->pkg = a ? a->logical_index : 0;
+		p->llc = HWS_TOPO_NONE;
+		if (llc >= 0) {
+			a = hwloc_get_ancestor_obj_by_type(h, caches[llc], o);
+			p->llc = a ? a->logical_index : own + p->core;
+		}
+		/* NUMA nodes hang beside the CPUs in hwloc 2: the first whose cpuset has it. */
+		p->numa = 0;
+		while ((node = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, node)))
+			if (hwloc_bitmap_isset(node->cpuset, o->os_index)) {
+				p->numa = node->logical_index;
+				break;
+			}
+	}
+	summarize(t, h);
+	return hws_topo_build(t);
+}
+
+/* Load with hwloc from XML (path) or from this machine (path NULL). */
+static int load_hwloc(hws_topo_t **out, const char *path)
+{
+	hwloc_topology_t h;
+	hws_topo_t *t;
+	int rc;
+
+	if (hwloc_topology_init(&h))
+		return hws_fail(ENOMEM, "hwloc_topology_init failed");
+	if ((path && hwloc_topology_set_xml(h, path)) || hwloc_topology_load(h)) {
+		hwloc_topology_destroy(h);
+		return path ? hws_fail(EINVAL, "cannot load hwloc XML topology '%s'", path)
+			    : hws_fail(EIO, "hwloc cannot read this machine's topology");
+	}
+	t = calloc(1, sizeof *t);
+	rc = t ? from_hwloc(t, h) : ENOMEM;
+	hwloc_topology_destroy(h);
+	if (rc) {
+		topo_free(t);
+		return rc;
+	}
+	strcpy(t->sum.source, path ? "hwloc-xml" : "hwloc");
+	*out = t;
+	return 0;
+}
 #endif
+
+int hws_topo_new_flat(hws_topo_t **out, const int *cpus, unsigned n, const char *no_llc_why)
+{
+	hws_topo_t *t = calloc(1, sizeof *t);
+	if (!t || !n || !(t->pu = calloc(n, sizeof *t->pu))) {
+		topo_free(t);
+		return n ? ENOMEM : EINVAL;
+	}
+	t->npus = n;
+	for (unsigned i = 0; i < n; i++)
+		t->pu[i] = (struct hws_topo_pu){ .cpu = cpus[i], .core = i, .llc = HWS_TOPO_NONE };
+	t->no_llc_why = no_llc_why;
+	if (hws_topo_build(t)) {
+		topo_free(t);
+		return ENOMEM;
+	}
+	t->sum.packages = t->sum.numa_nodes = 1;
+	t->sum.cores = t->sum.pus = n;
+	strcpy(t->sum.source, "sysconf");
+	*out = t;
+	return 0;
+}
+
+/* Without hwloc: the CPUs this process may run on (else all online ones),
+ * one core each. */
+static void load_flat(void)
+{
+	cpu_set_t set;
+	int cpus[CPU_SETSIZE];
+	unsigned n = 0;
+
+	if (sched_getaffinity(0, sizeof set, &set) == 0) {
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				cpus[n++] = c;
+	}
+	if (!n) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		for (long c = 0; c < (online > 0 ? online : 1) && c < CPU_SETSIZE; c++)
+			cpus[n++] = (int)c;
+	}
+	hws_topo_new_flat(&this_topo, cpus, n,
+			  "the last-level cache is unknown: topology from sysconf, built without hwloc");
+}
 
 static void load_this(void)
 {
-	hws_topo_t *t = calloc(1, sizeof *t);
-	if (!t)
-		return;
 #if HWS_HAVE_HWLOC
-	if (hwloc_topology_init(&t->h) == 0 && hwloc_topology_load(t->h) == 0) {
-		summarize(t);
-		strcpy(t->sum.source, "hwloc");
-		this_topo = t;
+	if (load_hwloc(&this_topo, NULL) == 0)
 		return;
-	}
 #endif
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	t->sum.packages = t->sum.numa_nodes = 1;
-	t->sum.cores = t->sum.pus = n > 0 ? (unsigned)n : 1;
-	strcpy(t->sum.source, "sysconf");
-	this_topo = t;
+	load_flat();
 }
 
 const hws_topo_t *hws_topo_this(void)
@@ -72,38 +239,24 @@ const hws_topo_t *hws_topo_this(void)
 
 int hws_topo_load_xml(hws_topo_t **out, const char *path)
 {
+	if (!out || !path)
+		return hws_fail(EINVAL, "hws_topo_load_xml needs a result pointer and a path");
 #if HWS_HAVE_HWLOC
-	hws_topo_t *t = calloc(1, sizeof *t);
-	if (!t)
-		return ENOMEM;
-	if (hwloc_topology_init(&t->h) || hwloc_topology_set_xml(t->h, path) ||
-	    hwloc_topology_load(t->h)) {
-		free(t);
-		return hws_fail(EINVAL, "cannot load hwloc XML topology '%s'", path);
-	}
-	summarize(t);
-	strcpy(t->sum.source, "hwloc-xml");
-	*out = t;
-	return 0;
+	return load_hwloc(out, path);
 #else
-	(void)out;
 	return hws_fail(ENOTSUP, "cannot load '%s': built without hwloc", path);
 #endif
 }
 
 void hws_topo_free(hws_topo_t *t)
 {
-	if (!t || t == this_topo)
-		return;
-#if HWS_HAVE_HWLOC
-	hwloc_topology_destroy(t->h);
-#endif
-	free(t);
+	if (t != this_topo)
+		topo_free(t);
 }
 
 int hws_topo_summary(const hws_topo_t *t, struct hws_topo_summary *out)
 {
-	if (!t)
+	if (!t || !out)
 		return EINVAL;
 	*out = t->sum;
 	return 0;

@@ -10,6 +10,13 @@ for word in vendor WAITPKG MONITORX "Wait policies" adaptive futex "Topology"; d
   grep -q "$word" <<<"$out" || fail "info text lacks '$word'"
 done
 
+# Barrier groups of a synthetic two-socket machine (hwloc reads HWLOC_XMLFILE).
+if grep -q "Topology (hwloc)" <<<"$out"; then
+  xml=$(dirname "$0")/../topo/data/two-socket.xml
+  HWLOC_XMLFILE=$xml "$hws" info | grep -q "barrier groups: 2 (numa)" ||
+    fail "info on $xml lacks 'barrier groups: 2 (numa)'"
+fi
+
 "$hws" info --json > /tmp/hws-info.$$.json
 python3 - /tmp/hws-info.$$.json <<'PY' || fail "info --json"
 import json, sys
