@@ -172,49 +172,6 @@ const char *bench_policy(const struct bench_ctx *ctx, unsigned i, const char **w
 }
 
 /* ---- placement ---------------------------------------------------------- */
-/* TODO(topo): switch to hws_topo_place()/hws_topo_parse_cpus() when the topo
- * branch lands.  Until then a flat machine from the topology summary and the
- * CPUs this process may run on, with the same rules: smt needs SMT siblings,
- * spread needs two sockets, the others take distinct CPUs. */
-static int fallback_place(const char *placement, unsigned n, int *cpus, const char **why)
-{
-	static __thread char buf[160];
-	static const char *const known[] = { "smt", "core", "llc", "socket", "numa", "spread" };
-	struct hws_topo_summary t = { 0 };
-	cpu_set_t set;
-	unsigned k = 0, i;
-
-	for (i = 0; i < 6 && strcmp(known[i], placement); i++)
-		;
-	if (i == 6) {
-		snprintf(buf, sizeof buf, "unknown placement '%s' (known: smt, core, llc, socket, "
-			 "numa, spread)", placement);
-		*why = buf;
-		return EINVAL;
-	}
-	hws_topo_summary(hws_topo_this(), &t);
-	if (!strcmp(placement, "smt") && !t.smt) {
-		*why = "no SMT siblings on this machine";
-		return ENOTSUP;
-	}
-	if (!strcmp(placement, "spread") && t.packages < 2) {
-		*why = "one socket: cannot place threads across sockets";
-		return ENOTSUP;
-	}
-	if (sched_getaffinity(0, sizeof set, &set))
-		CPU_ZERO(&set);
-	for (int c = 0; c < CPU_SETSIZE && k < n; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[k++] = c;
-	if (k < n) {
-		snprintf(buf, sizeof buf, "%u threads on distinct cores: this machine has %u", n,
-			 (unsigned)CPU_COUNT(&set));
-		*why = buf;
-		return ERANGE;
-	}
-	return 0;
-}
-
 int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, int *cpus,
 		const char **why)
 {
@@ -232,7 +189,13 @@ int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, 
 			cpus[i] = ctx->o->cpus[i % ctx->o->ncpus];
 		return 0;
 	}
-	return fallback_place(placement, n, cpus, why);
+	int rc = hws_topo_place(hws_topo_this(), placement, n, cpus);
+	if (rc) {
+		static __thread char buf[200];
+		snprintf(buf, sizeof buf, "%s", hws_last_error());
+		*why = buf;
+	}
+	return rc;
 }
 
 /* ---- cells, parameters, skipped ----------------------------------------- */
@@ -369,10 +332,7 @@ uint64_t bench_tsc_overhead(void)
 /* ---- threads ------------------------------------------------------------ */
 int bench_pin_self(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	return hws_topo_pin_self(cpu);
 }
 
 struct thr_group {

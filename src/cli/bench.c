@@ -207,24 +207,10 @@ int hws_cmd_bench(int argc, char **argv)
 		char *arg = optarg;
 		switch (c) {
 		case O_PLACEMENT: rc = split(&o.placements, arg, "placement"); break;
-		case O_CPUS: {
-			unsigned v[BENCH_MAX_CPUS], n;
-			rc = 0;
-			if (bench_parse_ulist(arg, v, BENCH_MAX_CPUS, &n)) {
-				rc = bench_error("bad --cpus '%s' (a list like 0,2-3)", arg);
-				break;
-			}
-			for (unsigned i = 0; i < n; i++) {
-				/* TODO(topo): hws_topo_parse_cpus checks against the topology */
-				if (v[i] >= (unsigned)sysconf(_SC_NPROCESSORS_CONF)) {
-					rc = bench_error("--cpus: no CPU %u", v[i]);
-					break;
-				}
-				o.cpus[i] = (int)v[i];
-			}
-			o.ncpus = n;
+		case O_CPUS:
+			rc = hws_topo_parse_cpus(arg, o.cpus, BENCH_MAX_CPUS, &o.ncpus) ?
+			     bench_error("--cpus: %s", hws_last_error()) : 0;
 			break;
-		}
 		case O_THREADS: rc = split(&o.threads, arg, "thread"); break;
 		case O_POLICIES: rc = split(&o.policies, arg, "policy"); break;
 		case O_IMPLS: rc = split(&o.impls, arg, "implementation"); break;
