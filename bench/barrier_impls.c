@@ -30,7 +30,7 @@ struct bench_barrier {
 #if HWS_HAVE_CK
 	ck_barrier_centralized_t ckc;
 	ck_barrier_centralized_state_t ckc_state[BENCH_MAX_CPUS];
-	ck_barrier_dissemination_t ckd;
+	ck_barrier_dissemination_t *ckd;       /* one per thread, as ck wants */
 	ck_barrier_dissemination_flag_t **ckd_flags;
 	ck_barrier_dissemination_state_t ckd_state[BENCH_MAX_CPUS];
 	unsigned ckd_subscribed;
@@ -65,15 +65,16 @@ int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *
 		} else {
 			b->kind = B_CK_DISS;
 			unsigned size = ck_barrier_dissemination_size(n);
-			if (!(b->ckd_flags = calloc(n, sizeof *b->ckd_flags)))
+			if (!(b->ckd = calloc(n, sizeof *b->ckd)) ||
+			    !(b->ckd_flags = calloc(n, sizeof *b->ckd_flags)))
 				goto nomem;
 			for (unsigned i = 0; i < n; i++)
 				if (!(b->ckd_flags[i] = calloc(size, sizeof **b->ckd_flags)))
 					goto nomem;
-			ck_barrier_dissemination_init(&b->ckd, b->ckd_flags, n);
+			ck_barrier_dissemination_init(b->ckd, b->ckd_flags, n);
 			/* subscribe hands out thread ids in call order: do it here */
 			for (unsigned i = 0; i < n; i++)
-				ck_barrier_dissemination_subscribe(&b->ckd, &b->ckd_state[i]);
+				ck_barrier_dissemination_subscribe(b->ckd, &b->ckd_state[i]);
 		}
 #else
 		snprintf(why, whylen, "built without Concurrency Kit (libck-dev)");
@@ -131,7 +132,7 @@ void bench_barrier_wait(struct bench_barrier *b, unsigned tid)
 		ck_barrier_centralized(&b->ckc, &b->ckc_state[tid], b->n);
 		break;
 	case B_CK_DISS:
-		ck_barrier_dissemination(&b->ckd, &b->ckd_state[tid]);
+		ck_barrier_dissemination(b->ckd, &b->ckd_state[tid]);
 		break;
 #endif
 #if HWS_HAVE_BENCH_HWS_BARRIER
@@ -162,6 +163,7 @@ void bench_barrier_free(struct bench_barrier *b)
 			free(b->ckd_flags[i]);
 		free(b->ckd_flags);
 	}
+	free(b->ckd);
 #endif
 	free(b);
 }
@@ -192,4 +194,42 @@ int bench_barrier_team(struct bench_barrier *b, unsigned n, const int *cpus,
 	}
 #endif
 	return bench_run_threads(n, cpus, fn, arg);
+}
+
+int bench_for_each_barrier(struct bench_ctx *ctx, unsigned n,
+			   int (*add)(struct bench_ctx *ctx, const char *impl, const char *policy,
+				      void *arg), void *arg)
+{
+	char list[] = BENCH_BARRIER_IMPLS, why[200];
+	const char *pwhy;
+	int rc;
+
+	for (char *save, *impl = strtok_r(list, ",", &save); impl; impl = strtok_r(NULL, ",", &save)) {
+		if (!bench_impl_on(ctx, impl))
+			continue;
+		bool hws = bench_barrier_is_hwsync(impl);
+		unsigned npol = hws ? bench_policy_count(ctx) : 1;
+		for (unsigned k = 0; k < npol; k++) {
+			const char *pol = hws ? bench_policy(ctx, k, &pwhy) : NULL;
+			struct bench_barrier *b;
+			if (hws && pwhy) {
+				/* the same reason for every kind: say it once */
+				if (!strcmp(impl, "hwsync-central") || !bench_impl_on(ctx, "hwsync-central"))
+					bench_skip(ctx, pwhy, "hwsync barriers policy %s", pol);
+				continue;
+			}
+			if ((rc = bench_barrier_new(&b, impl, pol, n, why, sizeof why))) {
+				/* not built in: one line for all its policies */
+				bool all = !hws || rc == ENOTSUP;
+				bench_skip(ctx, why, "%s%s%s", impl, all ? "" : " ", all ? "" : pol);
+				if (all)
+					break;
+				continue;
+			}
+			bench_barrier_free(b);
+			if ((rc = add(ctx, impl, pol, arg)))
+				return rc;
+		}
+	}
+	return 0;
 }

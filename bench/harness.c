@@ -153,14 +153,14 @@ const struct bench_list *bench_placements(const struct bench_ctx *ctx)
 
 unsigned bench_policy_count(const struct bench_ctx *ctx)
 {
-	return ctx->o->policies.n ? ctx->o->policies.n : HWS_WAIT_NKINDS;
+	return ctx->policies.n ? ctx->policies.n : HWS_WAIT_NKINDS;
 }
 
 /* The i-th policy spec; *why_not is NULL when it can run here. */
 const char *bench_policy(const struct bench_ctx *ctx, unsigned i, const char **why_not)
 {
 	static __thread char why[200];
-	const char *spec = ctx->o->policies.n ? ctx->o->policies.v[i]
+	const char *spec = ctx->policies.n ? ctx->policies.v[i]
 					      : hws_wait_kind_name((enum hws_wait_kind)i);
 	hws_wait_t w;
 	*why_not = NULL;
@@ -251,6 +251,14 @@ void bench_param_num(struct bench_cell *c, const char *key, double v)
 
 void bench_skip(struct bench_ctx *ctx, const char *reason, const char *fmt, ...)
 {
+	char what[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	for (unsigned i = 0; i < ctx->nskipped; i++)   /* say each thing once */
+		if (!strcmp(ctx->skipped[i].what, what) && !strcmp(ctx->skipped[i].reason, reason))
+			return;
 	if (ctx->nskipped == ctx->capskipped) {
 		unsigned cap = ctx->capskipped ? 2 * ctx->capskipped : 8;
 		void *p = realloc(ctx->skipped, cap * sizeof *ctx->skipped);
@@ -260,10 +268,7 @@ void bench_skip(struct bench_ctx *ctx, const char *reason, const char *fmt, ...)
 		ctx->capskipped = cap;
 	}
 	struct bench_skipped *s = &ctx->skipped[ctx->nskipped++];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->what, sizeof s->what, fmt, ap);
-	va_end(ap);
+	snprintf(s->what, sizeof s->what, "%s", what);
 	snprintf(s->reason, sizeof s->reason, "%s", reason);
 }
 

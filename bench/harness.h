@@ -80,6 +80,7 @@ struct bench_exp {
 	const char *help;           /* DESCRIPTION and METRICS for --help */
 	const char *impls;          /* comma list of implementation names */
 	bool uses_policies;         /* hwsync rows are per wait policy */
+	const char *quick_policies; /* default --policies under --quick (NULL = every) */
 	const char *def_threads;    /* default --threads */
 	const char *def_placements; /* default --placement */
 	const struct bench_xopt *xopts;   /* NULL-name terminated, may be NULL */
@@ -159,6 +160,14 @@ double bench_matmul(unsigned n, unsigned units);
 /* Progress on stderr (only when a run takes more than a few seconds). */
 void bench_progress(struct bench_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Every barrier implementation x (for hwsync kinds) every usable policy, for
+ * n threads: calls add(ctx, impl, policy_or_NULL, arg) for each that can be
+ * created here and records the others as skipped once (bench/barrier_impls.c).
+ * Returns the first non-zero add() result. */
+int bench_for_each_barrier(struct bench_ctx *ctx, unsigned n,
+			   int (*add)(struct bench_ctx *ctx, const char *impl, const char *policy,
+				      void *arg), void *arg);
 
 /* Energy: 0 when RAPL is readable, else ENOTSUP with the reason. */
 int bench_energy_available(const char **why);

@@ -17,6 +17,8 @@ struct bench_ctx {
 	unsigned threads[BENCH_MAX_LIST], nthreads;
 	struct bench_list placements;
 	char placement_store[128];   /* backs placements when defaulted */
+	struct bench_list policies;  /* --policies or the quick default */
+	char policy_store[256];
 	struct bench_cell **cells;
 	unsigned ncells, capcells;
 	struct bench_skipped *skipped;

@@ -272,7 +272,7 @@ static void write_run(struct json *j, struct bench_ctx *ctx)
 		json_int(j, NULL, ctx->threads[i]);
 	json_end_arr(j);
 	write_list(j, "placements", &ctx->placements);
-	write_list(j, "policies", &o->policies);
+	write_list(j, "policies", &ctx->policies);
 	write_list(j, "impls", &o->impls);
 	for (unsigned i = 0; e->xopts && e->xopts[i].name; i++)
 		json_str(j, e->xopts[i].name, bench_xopt(ctx, e->xopts[i].name));

@@ -82,6 +82,11 @@ static int check_common(struct bench_ctx *ctx)
 		if (hws_wait_parse(&w, o->policies.v[i]))
 			return bench_error("%s", hws_last_error());
 	}
+	if (o->policies.n)
+		ctx->policies = o->policies;
+	else if (o->quick && e->quick_policies)
+		split_default(&ctx->policies, e->quick_policies, ctx->policy_store,
+			      sizeof ctx->policy_store);
 	if (o->threads.n) {
 		ctx->nthreads = 0;
 		for (unsigned i = 0; i < o->threads.n; i++) {
