@@ -457,6 +457,7 @@ void bench_progress(struct bench_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
+	fflush(stdout);
 	fprintf(stderr, tty ? "\r\033[K[%s %.0fs] %s" : "[%s %.0fs] %s\n", ctx->exp->name,
 		(double)(now - ctx->t_start_ns) / 1e9, line);
 	ctx->progress_shown = tty;
