@@ -46,6 +46,35 @@ void bench_barrier_free(struct bench_barrier *b);
 int bench_barrier_team(struct bench_barrier *b, unsigned n, const int *cpus,
 		       void (*fn)(void *arg, unsigned i), void *arg);
 
+/* ---- locks (lock_impls.c) ----------------------------------------------- */
+/* Every lock implementation, peers first; hwsync kinds are hwsync-<kind>
+ * (include/hwsync/lock.h), run once per wait policy except hwsync-auto, which
+ * picks its own. */
+#define BENCH_LOCK_IMPLS "pthread-mutex,pthread-spin,omp-lock,omp-critical,ck-fas,ck-ticket," \
+	"ck-mcs,ck-clh,hwsync-tas,hwsync-ttas,hwsync-ticket,hwsync-mcs,hwsync-clh," \
+	"hwsync-1spinner,hwsync-mutex,hwsync-auto"
+static inline bool bench_lock_is_hwsync(const char *impl)
+{
+	return impl[0] == 'h' && impl[1] == 'w';
+}
+struct bench_lock;
+struct hws_lock_stats;
+/* For n threads (tid 0..n-1); stats: count paper 003's stages (hwsync only).
+ * 0, or ENOTSUP/EINVAL with the reason in why (the row is then skipped). */
+int bench_lock_new(struct bench_lock **l, const char *impl, const char *policy, unsigned n,
+		   bool stats, char *why, size_t whylen);
+void bench_lock_acquire(struct bench_lock *l, unsigned tid);
+void bench_lock_release(struct bench_lock *l, unsigned tid);
+/* hwsync rows: the stage counters so far (true); peers: false. */
+bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st);
+/* hwsync rows: the kind actually used (auto resolves); peers: NULL. */
+const char *bench_lock_resolved(struct bench_lock *l);
+void bench_lock_free(struct bench_lock *l);
+/* Run fn(arg, i) on n pinned threads the way this lock needs them (an OpenMP
+ * team for omp-*, else plain threads). */
+int bench_lock_team(struct bench_lock *l, unsigned n, const int *cpus,
+		    void (*fn)(void *arg, unsigned i), void *arg);
+
 #ifdef __cplusplus
 }
 #endif
