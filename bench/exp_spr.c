@@ -184,7 +184,7 @@ static const struct bench_xopt spr_xopts[] = {
 	{ "closure", "2048", "1152", "transitive closure: vertices n (n x n bytes)" },
 	{ "spmv", "524288", "131072",
 	  "SpMV: rows (8 nonzeros a row at random columns, 4 iterations)" },
-	{ "chunk", "256", NULL, "KiB of data per phase (one barrier episode)" },
+	{ "chunk", "256", "512", "KiB of data per phase (one barrier episode)" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -280,15 +280,15 @@ static const struct bench_exp spr_exp = {
 "              phase = a block of rows of one iteration\n"
 "\n"
 "    Barrier rows: every barrier implementation of barrier-pair; hwsync kinds\n"
-"    once per wait policy (default pause, futex, adaptive; --policies for\n"
-"    others).\n"
+"    once per wait policy (default pause, futex, adaptive; --quick adaptive;\n"
+"    --policies for others).\n"
 "\n"
 "METRICS\n"
 "    time      the worker's time for the whole kernel\n"
 "    speedup   the serial row's time in the same round / this row's time\n",
 	.impls = "serial," BENCH_BARRIER_IMPLS,
 	.uses_policies = true,
-	.quick_policies = DEFAULT_POLICIES,
+	.quick_policies = "adaptive",
 	.def_threads = "2",
 	.def_placements = "smt,core",
 	.xopts = spr_xopts,
