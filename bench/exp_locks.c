@@ -63,7 +63,8 @@ static void lk_thread_fn(void *arg, unsigned i)
 	uint64_t end, dur = hws_ns_to_tsc(k->duration_ns);
 
 	/* Start together: the last to arrive opens the window. */
-	if (atomic_fetch_add_explicit(&k->gate.ready, 1, memory_order_acq_rel) + 1 == k->n) {
+	/* relaxed: only counts arrivals; the release store of start publishes */
+	if (atomic_fetch_add_explicit(&k->gate.ready, 1, memory_order_relaxed) + 1 == k->n) {
 		uint64_t s = hws_tsc();
 		/* relaxed: published by the release store of start */
 		atomic_store_explicit(&k->gate.end, s + dur, memory_order_relaxed);
@@ -72,6 +73,7 @@ static void lk_thread_fn(void *arg, unsigned i)
 	/* acquire: pairs with the release store of start */
 	while (!atomic_load_explicit(&k->gate.start, memory_order_acquire))
 		sched_yield();   /* there may be more threads than CPUs */
+	/* relaxed: ordered by the acquire load of start above */
 	end = atomic_load_explicit(&k->gate.end, memory_order_relaxed);
 
 	for (;;) {
