@@ -4,6 +4,7 @@
 #   make test     build and run every test (ctest)
 #   make install  headers, libraries, CMake package and pkg-config file (PREFIX=/usr/local)
 #   make ci       what .ci/run does: test + ThreadSanitizer + arm64 under qemu-user
+#   make test-kmod only the kmod tests (module build, qemu boot); also part of make test
 BUILD   ?= build
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
@@ -53,6 +54,12 @@ test-arm64:
 	  -DHWS_WITH_HWLOC=OFF -DHWS_WERROR=ON
 	cmake --build build-arm64 -j $(JOBS)
 	cd build-arm64 && ctest --output-on-failure -L unit -LE "notarm64" --timeout 600
+
+# The hwsync_mwait module: build with W=1 and the qemu functional test (docs/kmwait.md).
+test-kmod:
+	@scripts/deps.sh kmod
+	@$(MAKE) --no-print-directory build
+	cd $(BUILD) && ctest --output-on-failure -L kmod --timeout 300
 
 ci:
 	$(MAKE) test CMAKE_FLAGS="-DHWS_WERROR=ON"

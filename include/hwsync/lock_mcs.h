@@ -1,0 +1,41 @@
+/* MCS queue lock (Mellor-Crummey & Scott 1991).
+ *
+ * Waiters form a linked queue of per-thread nodes; each waits on a word of
+ * its own node, and the releaser hands the lock to its successor by writing
+ * that word (and waking it).  Nodes come from the library's node pool and are
+ * managed per acquisition: callers never pass one.
+ *
+ * try is the classic CAS of an empty tail.  timed does not enqueue (an MCS
+ * node cannot leave the queue cheaply): it retries try and waits on the tail
+ * word between attempts; a release that empties the queue wakes those
+ * waiters.  So a timed waiter only gets the lock when the queue drains:
+ * correct and bounded by its deadline, but not FIFO with respect to acquire.
+ * The policy must outlive the lock.
+ */
+#ifndef HWSYNC_LOCK_MCS_H
+#define HWSYNC_LOCK_MCS_H
+
+#include <hwsync/lock_common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hws_mcs {
+	_Atomic uint32_t tail;     /* node index of the last waiter, 0 = free */
+	uint32_t holder;           /* node of the holder (written by it only) */
+	const hws_wait_t *wait;
+} hws_mcs_t;
+
+int hws_mcs_init(hws_mcs_t *l, const hws_wait_t *w);
+int hws_mcs_acquire(hws_mcs_t *l);
+int hws_mcs_try(hws_mcs_t *l);
+int hws_mcs_timed_ns(hws_mcs_t *l, uint64_t deadline_ns);
+int hws_mcs_release(hws_mcs_t *l);
+void hws_mcs_destroy(hws_mcs_t *l);
+HWS_LOCK_TIMED_WRAPPER(mcs)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,72 @@
+/* Three-state mutex (Drepper, "Futexes are tricky", mutex 2; musl's form).
+ *
+ * word: 0 unlocked, 1 locked, 2 locked and maybe waiters.  A waiter swaps in
+ * 2 before it waits, so the release knows whether a wake may be needed:
+ * releasing from 1 is one atomic and no wake call at all.  Waiting goes
+ * through the wait layer with the lock's policy (futex gives the classic
+ * mutex, adaptive spins first).  Not FIFO: a running thread may barge.
+ * State: one 32-bit word.  The policy must outlive the lock.
+ */
+#ifndef HWSYNC_LOCK_MUTEX_H
+#define HWSYNC_LOCK_MUTEX_H
+
+#include <hwsync/lock_common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hws_mutex {
+	_Atomic uint32_t word;     /* 0 unlocked, 1 locked, 2 locked + waiters */
+	const hws_wait_t *wait;
+} hws_mutex_t;
+
+static inline int hws_mutex_init(hws_mutex_t *l, const hws_wait_t *w)
+{
+	atomic_init(&l->word, 0);
+	l->wait = w;
+	return 0;
+}
+
+static inline int hws_mutex_try(hws_mutex_t *l)
+{
+	uint32_t c = 0;
+	/* acquire: pairs with the release in hws_mutex_release. */
+	return atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
+						       memory_order_relaxed) ? 0 : EBUSY;
+}
+
+static inline int hws_mutex_timed_ns(hws_mutex_t *l, uint64_t deadline_ns)
+{
+	if (hws_mutex_try(l) == 0)
+		return 0;
+	/* acquire: as above; swapping in 2 announces a (possible) waiter. */
+	while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0)
+		if (hws_wait_while_eq32(&l->word, 2, l->wait, deadline_ns) == ETIMEDOUT)
+			return atomic_exchange_explicit(&l->word, 2, memory_order_acquire)
+				? ETIMEDOUT : 0;
+	return 0;
+}
+
+static inline int hws_mutex_acquire(hws_mutex_t *l)
+{
+	return hws_mutex_timed_ns(l, HWS_FOREVER);
+}
+
+HWS_LOCK_TIMED_WRAPPER(mutex)
+
+static inline int hws_mutex_release(hws_mutex_t *l)
+{
+	/* release: pairs with the acquire CAS/exchange of the next holder. */
+	if (atomic_fetch_sub_explicit(&l->word, 1, memory_order_release) != 1) {
+		/* release: as above (the word was 2: someone may wait). */
+		atomic_store_explicit(&l->word, 0, memory_order_release);
+		hws_wake32(&l->word, 1);
+	}
+	return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

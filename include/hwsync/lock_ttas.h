@@ -1,0 +1,63 @@
+/* Test-and-test-and-set lock: the Linux spin-lock loop of paper 001.
+ *
+ * One exchange; if the lock was held, wait (through the policy) while the
+ * word reads "held", then exchange again.  Waiters only read the line while
+ * it is held, so the holder's release is the only invalidation they see.
+ * State: one 32-bit word, 0 free, 1 held.  The policy must outlive the lock.
+ */
+#ifndef HWSYNC_LOCK_TTAS_H
+#define HWSYNC_LOCK_TTAS_H
+
+#include <hwsync/lock_common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hws_ttas {
+	_Atomic uint32_t word;     /* 0 free, 1 held */
+	const hws_wait_t *wait;
+} hws_ttas_t;
+
+static inline int hws_ttas_init(hws_ttas_t *l, const hws_wait_t *w)
+{
+	atomic_init(&l->word, 0);
+	l->wait = w;
+	return 0;
+}
+
+static inline int hws_ttas_try(hws_ttas_t *l)
+{
+	/* acquire: pairs with the release store in hws_ttas_release. */
+	return atomic_exchange_explicit(&l->word, 1, memory_order_acquire) ? EBUSY : 0;
+}
+
+static inline int hws_ttas_timed_ns(hws_ttas_t *l, uint64_t deadline_ns)
+{
+	while (hws_ttas_try(l)) {
+		/* spin on read: the wait returns once the word reads 0 (acquire) */
+		if (hws_wait_while_eq32(&l->word, 1, l->wait, deadline_ns) == ETIMEDOUT)
+			return hws_ttas_try(l) ? ETIMEDOUT : 0;
+	}
+	return 0;
+}
+
+static inline int hws_ttas_acquire(hws_ttas_t *l)
+{
+	return hws_ttas_timed_ns(l, HWS_FOREVER);
+}
+
+HWS_LOCK_TIMED_WRAPPER(ttas)
+
+static inline int hws_ttas_release(hws_ttas_t *l)
+{
+	/* release: pairs with the acquire exchange of the next holder. */
+	atomic_store_explicit(&l->word, 0, memory_order_release);
+	hws_wake32(&l->word, 1);
+	return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,126 @@
+/* MCS queue lock over any wait policy (see include/hwsync/lock_mcs.h).
+ *
+ * Memory order: the tail exchange is acq_rel (it publishes our initialised
+ * node and reads the predecessor's); the link store to pred->next is release
+ * (pairs with the releaser's acquire load of next); the grant store to our
+ * state is release (pairs with our acquire load, so the critical section of
+ * the releaser happens before ours); the releasing CAS of the tail to 0 is
+ * release (pairs with try's acquire CAS and the next exchange).
+ */
+#include "prims/lock_ops.h"
+#include "prims/qnode.h"
+#include "wait/internal.h"
+#include <hwsync/lock_mcs.h>
+
+int hws_mcs_init(hws_mcs_t *l, const hws_wait_t *w)
+{
+	atomic_init(&l->tail, 0);
+	l->holder = 0;
+	l->wait = w;
+	return 0;
+}
+
+static uint32_t fresh_node(void)
+{
+	uint32_t me = hws_qnode_get();
+	if (me) {
+		struct hws_qnode *n = hws_qnode(me);
+		/* relaxed: published by the acq_rel exchange/CAS of the tail. */
+		atomic_store_explicit(&n->next, 0, memory_order_relaxed);
+		atomic_store_explicit(&n->state, HWS_QN_WAITING, memory_order_relaxed);
+	}
+	return me;
+}
+
+int hws_mcs_acquire(hws_mcs_t *l)
+{
+	uint32_t me = fresh_node(), pred;
+
+	if (!me)
+		return hws_fail(ENOMEM, "mcs: out of memory for a queue node");
+	pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+	if (pred) {
+		struct hws_qnode *p = hws_qnode(pred), *n = hws_qnode(me);
+		/* release: pairs with the releaser's acquire load of next. */
+		atomic_store_explicit(&p->next, me, memory_order_release);
+		hws_wake32(&p->next, HWS_WAKE_ALL);
+		/* acquire: pairs with the release grant in hws_mcs_release. */
+		while (atomic_load_explicit(&n->state, memory_order_acquire) == HWS_QN_WAITING)
+			hws_wait_while_eq32(&n->state, HWS_QN_WAITING, l->wait, HWS_FOREVER);
+	}
+	l->holder = me;
+	return 0;
+}
+
+int hws_mcs_try(hws_mcs_t *l)
+{
+	uint32_t me = fresh_node(), expect = 0;
+
+	if (!me)
+		return hws_fail(ENOMEM, "mcs: out of memory for a queue node");
+	/* acquire: pairs with the release CAS that emptied the tail. */
+	if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acquire,
+						    memory_order_relaxed)) {
+		l->holder = me;
+		return 0;
+	}
+	hws_qnode_put(me);
+	return EBUSY;
+}
+
+int hws_mcs_timed_ns(hws_mcs_t *l, uint64_t deadline_ns)
+{
+	for (;;) {
+		int rc = hws_mcs_try(l);
+		if (rc != EBUSY)
+			return rc;
+		/* relaxed: only names the value to wait on; try re-checks. */
+		uint32_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
+		if (t && hws_wait_while_eq32(&l->tail, t, l->wait, deadline_ns) == ETIMEDOUT)
+			return hws_mcs_try(l) == 0 ? 0 : ETIMEDOUT;
+	}
+}
+
+int hws_mcs_release(hws_mcs_t *l)
+{
+	uint32_t me = l->holder, nx;
+	struct hws_qnode *n = hws_qnode(me);
+
+	/* acquire: pairs with the successor's release store of the link. */
+	nx = atomic_load_explicit(&n->next, memory_order_acquire);
+	if (!nx) {
+		uint32_t expect = me;
+		/* release: pairs with the acquire of the next try/exchange. */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, 0, memory_order_release,
+							    memory_order_relaxed)) {
+			hws_wake32(&l->tail, HWS_WAKE_ALL);    /* timed waiters */
+			hws_qnode_put(me);
+			return 0;
+		}
+		/* A successor swapped itself in but has not linked yet. */
+		while (!(nx = atomic_load_explicit(&n->next, memory_order_acquire)))
+			hws_wait_while_eq32(&n->next, 0, l->wait, HWS_FOREVER);
+	}
+	struct hws_qnode *s = hws_qnode(nx);
+	/* release: pairs with the successor's acquire load of its state. */
+	atomic_store_explicit(&s->state, HWS_QN_DONE, memory_order_release);
+	hws_wake32(&s->state, HWS_WAKE_ALL);
+	hws_qnode_put(me);
+	return 0;
+}
+
+void hws_mcs_destroy(hws_mcs_t *l)
+{
+	(void)l;   /* an idle MCS lock references no node */
+}
+
+static int acquire(void *l) { return hws_mcs_acquire(l); }
+static int try_(void *l) { return hws_mcs_try(l); }
+static int timed(void *l, uint64_t dl) { return hws_mcs_timed_ns(l, dl); }
+static int release(void *l) { return hws_mcs_release(l); }
+static void destroy(void *l) { hws_mcs_destroy(l); }
+static int init(void *l, const hws_wait_t *w) { return hws_mcs_init(l, w); }
+
+const struct hws_lock_ops hws_lock_ops_mcs = {
+	"mcs", init, acquire, try_, timed, release, destroy,
+};

@@ -1,0 +1,54 @@
+/* Queue-lock nodes: a pool of cache-line nodes named by 32-bit indices.
+ *
+ * MCS, CLH and 1spinner keep 32-bit node indices in their lock words (so the
+ * locks stay small) and take nodes from here; callers never see a node.
+ * Memory is never returned to the system, so a stale index still points at a
+ * node: late readers (a wake after a hand-over) are harmless.  Index 0 is
+ * "none".  Each thread keeps a small cache of free nodes; a thread's cache
+ * goes back to the shared list when it exits.
+ */
+#ifndef HWS_PRIMS_QNODE_H
+#define HWS_PRIMS_QNODE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <hwsync/arch.h>
+
+enum {
+	HWS_QN_WAITING = 0,     /* owner queued, its milestone not reached */
+	HWS_QN_DONE = 1,        /* milestone reached (CLH: released; 1spinner: acquired;
+				   MCS: lock granted to this node) */
+	HWS_QN_ABANDONED = 2,   /* owner gave up; successor waits on `redirect` instead */
+};
+
+struct hws_qnode {
+	_Atomic uint32_t state;     /* HWS_QN_*; the word a successor waits on */
+	_Atomic uint32_t next;      /* MCS: successor's index, 0 = not linked yet */
+	_Atomic uint32_t redirect;  /* abandoned: the predecessor to wait on instead */
+	uint32_t free_link;         /* shared free list (under the pool mutex) */
+} HWS_ALIGNED_LINE;
+
+#define HWS_QN_CHUNK_SHIFT 10
+#define HWS_QN_CHUNK (1u << HWS_QN_CHUNK_SHIFT)
+#define HWS_QN_MAX_CHUNKS 4096      /* 4 Mi nodes */
+
+extern struct hws_qnode *_Atomic hws_qnode_chunks[HWS_QN_MAX_CHUNKS];
+
+static inline struct hws_qnode *hws_qnode(uint32_t idx)
+{
+	/* acquire: pairs with the release that published the chunk. */
+	return atomic_load_explicit(&hws_qnode_chunks[idx >> HWS_QN_CHUNK_SHIFT],
+				    memory_order_acquire) + (idx & (HWS_QN_CHUNK - 1));
+}
+
+/* A free node for this thread, or 0 when memory is exhausted. */
+uint32_t hws_qnode_get(void);
+/* Give a node nobody references any more back to this thread's cache. */
+void hws_qnode_put(uint32_t idx);
+
+/* CLH-try abandonment (CLH and 1spinner): ME, queued behind PRED, leaves. */
+void hws_qnode_abandon(_Atomic uint32_t *tail, uint32_t me, uint32_t pred);
+/* Lock destruction: free the node(s) still referenced by an idle tail. */
+void hws_qnode_free_tail(uint32_t tail);
+
+#endif

@@ -1,0 +1,46 @@
+# Shared by the kmod test scripts (sourced).  Sets KVER and KDIR: the Debian
+# amd64 kernel whose headers are installed (and, with need_image, whose
+# vmlinuz too), newest first.  Not `uname -r`: that is the host's kernel.
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+kmod_deps() {
+	local root=$1
+	if ! "$root/scripts/deps.sh" kmod; then
+		skip "the kmod packages are missing and cannot be installed here" \
+		     "(run scripts/deps.sh kmod as root)"
+	fi
+}
+
+find_kernel() {
+	local need_image=$1 d v
+	KVER= KDIR=
+	for d in $(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -rV); do
+		v=${d#/usr/src/linux-headers-}
+		[ -f "$d/Makefile" ] || continue
+		if [ -n "$need_image" ] && [ ! -r "/boot/vmlinuz-$v" ]; then
+			continue
+		fi
+		KVER=$v KDIR=$d
+		return 0
+	done
+	return 1
+}
+
+# build_module SRCROOT OUTDIR: hwsync_mwait.ko in OUTDIR, W=1, warnings fatal.
+build_module() {
+	local root=$1 out=$2 log
+	rm -rf "$out" && mkdir -p "$out"
+	cp "$root"/kmod/hwsync_mwait.c "$root"/kmod/hwsync_mwait.h "$root"/kmod/Kbuild "$out"/
+	log=$out/build.log
+	if ! make -C "$KDIR" M="$out" W=1 KCFLAGS=-Werror modules >"$log" 2>&1; then
+		cat "$log" >&2
+		echo "FAIL: module build against $KDIR" >&2
+		return 1
+	fi
+	if grep -q "warning:" "$log"; then
+		cat "$log" >&2
+		echo "FAIL: the module build has warnings" >&2
+		return 1
+	fi
+	[ -f "$out/hwsync_mwait.ko" ]
+}
