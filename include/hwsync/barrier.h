@@ -5,6 +5,12 @@
  * topology plus one global release word), "dissemination", "tree".
  * Reusable in a loop.  hws_barrier_wait returns HWS_BARRIER_LAST in exactly
  * one caller per episode, 0 in the others, or an errno value.
+ *
+ * create: NULL or "" kind means "central"; an unknown kind, nthreads == 0 (or
+ * above 4096) and "pair" with nthreads != 2 give EINVAL with the reason in
+ * hws_last_error().  dissemination, tree and hier give each thread a slot on
+ * its first wait (callers pass nothing); at most nthreads distinct threads
+ * may use one barrier, one more gets EINVAL.  See docs/primitives.md.
  */
 #ifndef HWSYNC_BARRIER_H
 #define HWSYNC_BARRIER_H
@@ -26,7 +32,8 @@ int hws_barrier_wait(hws_barrier_t *b);
 void hws_barrier_destroy(hws_barrier_t *b);
 const char *hws_barrier_kind(const hws_barrier_t *b);
 const char *const *hws_barrier_kinds(void);
-/* Episodes completed so far. */
+/* Episodes completed so far (kept by the thread that completes each episode,
+ * on a line it owns at that moment: free unless read). */
 uint64_t hws_barrier_episodes(const hws_barrier_t *b);
 
 #ifdef __cplusplus

@@ -1,4 +1,7 @@
-/* hwsync counting semaphore. Deadlines are absolute CLOCK_MONOTONIC. */
+/* hwsync counting semaphore, generic over the wait policy.  Deadlines are
+ * absolute CLOCK_MONOTONIC.  hws_sem_try returns EAGAIN when the count is zero
+ * (as sem_trywait); timed returns ETIMEDOUT; post returns EOVERFLOW at
+ * HWS_SEM_VALUE_MAX; create returns EINVAL for an initial value above it. */
 #ifndef HWSYNC_SEM_H
 #define HWSYNC_SEM_H
 
@@ -8,6 +11,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define HWS_SEM_VALUE_MAX 0x7fffffffu
 
 typedef struct hws_sem hws_sem_t;
 

@@ -1,10 +1,174 @@
-/* hwsync run: not available yet (see the open issue). */
+/* hwsync run: run a program with the LD_PRELOAD shim under its pthread and
+ * OpenMP calls.  Options become HWSYNC_* environment variables (checked
+ * here, so a typo is one line and exit 2 rather than a silent native run);
+ * the shim library found next to this executable, or in the installed
+ * libdir, is prepended to LD_PRELOAD; then the program replaces us, so its
+ * exit status is the status of `hwsync run`. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <hwsync/barrier.h>
+#include <hwsync/lock.h>
+#include <hwsync/wait.h>
 #include "cli/cli.h"
+
+#ifndef HWS_LIBDIR
+#define HWS_LIBDIR "/usr/local/lib"
+#endif
+#define PRELOAD_NAME "libhwsync-preload.so"
+
+static const char usage[] =
+"usage: hwsync run [--lock KIND] [--wait POLICY] [--barrier KIND] [--stats]\n"
+"                  [--trace FILE] [--verbose] [--preload LIB] -- PROGRAM [ARGS...]\n"
+"\n"
+"Runs PROGRAM with libhwsync-preload.so: its default pthread mutexes, condition\n"
+"variables, spin locks, barriers and unnamed semaphores, and its GNU OpenMP\n"
+"locks, critical sections and barriers use hwsync.  The exit status is PROGRAM's.\n"
+"\n"
+"  --lock KIND      lock kind (HWSYNC_LOCK; default auto)\n"
+"  --wait POLICY    wait policy spec (HWSYNC_WAIT; default adaptive)\n"
+"  --barrier KIND   barrier kind (HWSYNC_BARRIER; default central)\n"
+"  --stats          summary on stderr at exit (HWSYNC_STATS=1)\n"
+"  --trace FILE     Chrome trace-event JSON of lock and barrier waits (HWSYNC_TRACE)\n"
+"  --verbose        say what is passed to the native implementation (HWSYNC_VERBOSE=1)\n"
+"  --preload LIB    the shim library to use (default: next to hwsync, then %s)\n";
+
+static void list(const char *const *l, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (; l && *l && n + 1 < len; l++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", *l);
+	if (!buf[0])
+		snprintf(buf, len, "none in this build");
+}
+
+static int known(const char *const *l, const char *s)
+{
+	for (; l && *l; l++)
+		if (!strcmp(*l, s))
+			return 1;
+	return 0;
+}
+
+static int find_preload(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		snprintf(out, len, "%s/%s", dirname(exe), PRELOAD_NAME);
+		if (access(out, R_OK) == 0)
+			return 0;
+	}
+	snprintf(out, len, "%s/%s", HWS_LIBDIR, PRELOAD_NAME);
+	return access(out, R_OK) == 0 ? 0 : ENOENT;
+}
 
 int hws_cmd_run(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "hwsync run: not available yet in this version\n");
-	return 2;
+	const char *lock = NULL, *wait = NULL, *barrier = NULL, *trace = NULL, *lib = NULL;
+	int stats = 0, verbose = 0, i;
+	char buf[512];
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **val = !strcmp(a, "--lock") ? &lock : !strcmp(a, "--wait") ? &wait :
+				   !strcmp(a, "--barrier") ? &barrier :
+				   !strcmp(a, "--trace") ? &trace :
+				   !strcmp(a, "--preload") ? &lib : NULL;
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf(usage, HWS_LIBDIR);
+			return 0;
+		}
+		if (!strcmp(a, "--stats")) {
+			stats = 1;
+		} else if (!strcmp(a, "--verbose")) {
+			verbose = 1;
+		} else if (val) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "hwsync run: %s needs a value\n", a);
+				return 2;
+			}
+			*val = argv[++i];
+		} else if (a[0] == '-') {
+			fprintf(stderr, "hwsync run: unknown option '%s' (try: hwsync run "
+				"--help)\n", a);
+			return 2;
+		} else {
+			break;   /* the program, without a "--" */
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "hwsync run: no program given (usage: hwsync run [options] -- "
+			"PROGRAM [ARGS...])\n");
+		return 2;
+	}
+	if (lock && !known(hws_lock_kinds(), lock)) {
+		list(hws_lock_kinds(), buf, sizeof buf);
+		fprintf(stderr, "hwsync run: --lock '%s': unknown lock kind (known: %s)\n", lock,
+			buf);
+		return 2;
+	}
+	if (barrier && !known(hws_barrier_kinds(), barrier)) {
+		list(hws_barrier_kinds(), buf, sizeof buf);
+		fprintf(stderr, "hwsync run: --barrier '%s': unknown barrier kind (known: %s)\n",
+			barrier, buf);
+		return 2;
+	}
+	if (wait) {
+		hws_wait_t w;
+		if (hws_wait_init(&w, wait)) {
+			fprintf(stderr, "hwsync run: --wait '%s': %s\n", wait, hws_last_error());
+			return 2;
+		}
+	}
+	if (trace) {
+		FILE *f = fopen(trace, "w");
+		if (!f) {
+			fprintf(stderr, "hwsync run: --trace '%s': %s\n", trace, strerror(errno));
+			return 2;
+		}
+		fclose(f);
+	}
+	char path[PATH_MAX];
+	if (lib) {
+		if (access(lib, R_OK)) {
+			fprintf(stderr, "hwsync run: --preload '%s': %s\n", lib, strerror(errno));
+			return 2;
+		}
+		snprintf(path, sizeof path, "%s", lib);
+	} else if (find_preload(path, sizeof path)) {
+		fprintf(stderr, "hwsync run: %s not found next to hwsync nor in %s\n",
+			PRELOAD_NAME, HWS_LIBDIR);
+		return 2;
+	}
+	if ((lock && setenv("HWSYNC_LOCK", lock, 1)) || (wait && setenv("HWSYNC_WAIT", wait, 1)) ||
+	    (barrier && setenv("HWSYNC_BARRIER", barrier, 1)) ||
+	    (trace && setenv("HWSYNC_TRACE", trace, 1)) ||
+	    (stats && setenv("HWSYNC_STATS", "1", 1)) ||
+	    (verbose && setenv("HWSYNC_VERBOSE", "1", 1))) {
+		fprintf(stderr, "hwsync run: setenv: %s\n", strerror(errno));
+		return 2;
+	}
+	const char *old = getenv("LD_PRELOAD");
+	char *pre = malloc(strlen(path) + (old ? strlen(old) : 0) + 2);
+	if (!pre) {
+		fprintf(stderr, "hwsync run: out of memory\n");
+		return 2;
+	}
+	sprintf(pre, "%s%s%s", path, old && *old ? ":" : "", old && *old ? old : "");
+	setenv("LD_PRELOAD", pre, 1);
+	execvp(argv[i], argv + i);
+	fprintf(stderr, "hwsync run: cannot run '%s': %s\n", argv[i], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
 }

@@ -1,0 +1,189 @@
+/* Unnamed process-private semaphores (sem_init with pshared 0): a counter on
+ * the wait layer.  Everything else -- sem_open'ed and process-shared
+ * semaphores -- stays with glibc.
+ *
+ * Owner record: glibc keeps its futex flag in the int after the 64-bit value
+ * word (0 private, 128 shared, also for sem_open); the shim writes SEM_MAGIC
+ * there, so a semaphore that reaches sem_wait/sem_post is recognised as ours
+ * or passed to glibc unchanged.
+ *
+ * sem_wait, sem_timedwait and sem_clockwait are cancellation points: a
+ * pending cancel acts at entry, and while blocked the thread waits with
+ * asynchronous cancellation enabled.  The count is only changed by a CAS
+ * outside that window, so a cancelled waiter never takes a token.  The wait
+ * never returns EINTR (POSIX allows but does not require it).
+ */
+#include <errno.h>
+#include <limits.h>
+#include "preload/shim.h"
+
+#define SEM_MAGIC 0x48575353   /* "HWSS" */
+#define VALUE(s) ((_Atomic uint32_t *)(void *)(s))
+#define MAGIC(s) ((_Atomic int *)((char *)(void *)(s) + 8))
+
+_Static_assert(sizeof(sem_t) >= 16, "sem_t layout");
+
+static inline int ours(sem_t *s)
+{
+	/* relaxed: written at init only. */
+	return atomic_load_explicit(MAGIC(s), memory_order_relaxed) == SEM_MAGIC;
+}
+
+static inline int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+static void count(_Atomic uint64_t *c)
+{
+	if (hws_cfg.stats)
+		/* relaxed: statistics counter. */
+		atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+HWS_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
+{
+	if (pshared || !hws_shim_on()) {
+		if (pshared)
+			hws_pass(HWS_PASS_SEM_PSHARED);
+		return hws_native.sem_init ? hws_native.sem_init(s, pshared, value) : fail(ENOSYS);
+	}
+	if (value > SEM_VALUE_MAX)
+		return fail(EINVAL);
+	/* relaxed: init is not concurrent with use. */
+	atomic_store_explicit(VALUE(s), value, memory_order_relaxed);
+	atomic_store_explicit(MAGIC(s), SEM_MAGIC, memory_order_relaxed);
+	return 0;
+}
+
+HWS_EXPORT int sem_destroy(sem_t *s)
+{
+	if (!ours(s))
+		return hws_native.sem_destroy ? hws_native.sem_destroy(s) : 0;
+	/* relaxed: destroy is not concurrent with use. */
+	atomic_store_explicit(MAGIC(s), 0, memory_order_relaxed);
+	return 0;
+}
+
+static int take(sem_t *s)
+{
+	/* relaxed: the CAS below decides. */
+	uint32_t v = atomic_load_explicit(VALUE(s), memory_order_relaxed);
+	while (v > 0)
+		/* acquire: pairs with the release CAS in sem_post. */
+		if (atomic_compare_exchange_weak_explicit(VALUE(s), &v, v - 1,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return 1;
+	return 0;
+}
+
+/* Block until a token is taken or the deadline passes: 0 or ETIMEDOUT. */
+static int block(sem_t *s, uint64_t deadline_ns)
+{
+	int rc = 0, oldtype;
+	count(&hws_fam[HWS_FAM_SEM].contended);
+	while (!take(s)) {
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		rc = hws_wait_while_eq32(VALUE(s), 0, &hws_cfg.wait, deadline_ns);
+		pthread_setcanceltype(oldtype, NULL);
+		if (rc == ETIMEDOUT && !take(s)) {
+			count(&hws_fam[HWS_FAM_SEM].timeouts);
+			return ETIMEDOUT;
+		}
+		if (rc == ETIMEDOUT)
+			return 0;
+	}
+	return 0;
+}
+
+HWS_EXPORT int sem_wait(sem_t *s)
+{
+	if (!ours(s)) {
+		hws_pass(HWS_PASS_SEM_NAMED);
+		return hws_native.sem_wait ? hws_native.sem_wait(s) : fail(ENOSYS);
+	}
+	pthread_testcancel();
+	count(&hws_fam[HWS_FAM_SEM].ops);
+	if (take(s))
+		return 0;
+	block(s, HWS_FOREVER);
+	return 0;
+}
+
+HWS_EXPORT int sem_trywait(sem_t *s)
+{
+	if (!ours(s)) {
+		hws_pass(HWS_PASS_SEM_NAMED);
+		return hws_native.sem_trywait ? hws_native.sem_trywait(s) : fail(ENOSYS);
+	}
+	count(&hws_fam[HWS_FAM_SEM].ops);
+	return take(s) ? 0 : fail(EAGAIN);
+}
+
+static int timed(sem_t *s, clockid_t clock, const struct timespec *abs)
+{
+	uint64_t dl;
+	int rc;
+	/* Checked first, as glibc does (POSIX also allows checking it only when
+	 * the call would block). */
+	if ((rc = hws_shim_deadline_ns(clock, abs, &dl)))
+		return fail(rc);
+	pthread_testcancel();
+	count(&hws_fam[HWS_FAM_SEM].ops);
+	if (take(s))
+		return 0;
+	if ((rc = block(s, dl)))
+		return fail(rc);
+	return 0;
+}
+
+HWS_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs)
+{
+	if (!ours(s)) {
+		hws_pass(HWS_PASS_SEM_NAMED);
+		return hws_native.sem_timedwait ? hws_native.sem_timedwait(s, abs) : fail(ENOSYS);
+	}
+	return timed(s, CLOCK_REALTIME, abs);
+}
+
+HWS_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
+{
+	if (!ours(s)) {
+		hws_pass(HWS_PASS_SEM_NAMED);
+		return hws_native.sem_clockwait ? hws_native.sem_clockwait(s, clock, abs)
+						: fail(ENOSYS);
+	}
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+		return fail(EINVAL);
+	return timed(s, clock, abs);
+}
+
+HWS_EXPORT int sem_post(sem_t *s)
+{
+	if (!ours(s)) {
+		hws_pass(HWS_PASS_SEM_NAMED);
+		return hws_native.sem_post ? hws_native.sem_post(s) : fail(ENOSYS);
+	}
+	/* relaxed: the CAS below decides. */
+	uint32_t v = atomic_load_explicit(VALUE(s), memory_order_relaxed);
+	do {
+		if (v >= SEM_VALUE_MAX)
+			return fail(EOVERFLOW);
+		/* release: pairs with the acquire CAS of the waiter that takes it. */
+	} while (!atomic_compare_exchange_weak_explicit(VALUE(s), &v, v + 1, memory_order_release,
+							memory_order_relaxed));
+	count(&hws_fam[HWS_FAM_SEM].signals);
+	hws_wake32(VALUE(s), 1);
+	return 0;
+}
+
+HWS_EXPORT int sem_getvalue(sem_t *s, int *sval)
+{
+	if (!ours(s))
+		return hws_native.sem_getvalue ? hws_native.sem_getvalue(s, sval) : fail(ENOSYS);
+	/* relaxed: a snapshot, as POSIX allows. */
+	*sval = (int)atomic_load_explicit(VALUE(s), memory_order_relaxed);
+	return 0;
+}

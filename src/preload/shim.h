@@ -1,0 +1,191 @@
+/* The LD_PRELOAD shim: shared state of the interposers (not installed).
+ *
+ * Ownership rule: every pthread/sem/omp object is owned entirely by the shim
+ * or entirely by the native implementation (glibc, libgomp), decided once per
+ * object (at init, or lazily for statically initialised mutexes and condvars)
+ * and recorded in the object itself or in a side table.  Native-owned objects
+ * are passed to the native function unchanged; glibc's internal calls (for
+ * example pthread_cond_wait re-locking its mutex) therefore only ever see
+ * native-owned objects.  See docs/preload.md.
+ */
+#ifndef HWS_PRELOAD_SHIM_H
+#define HWS_PRELOAD_SHIM_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <hwsync/barrier.h>
+#include <hwsync/lock.h>
+#include <hwsync/wait.h>
+
+/* Barrier kinds come with the library's barriers; until a build has them the
+ * shim passes barriers through (weak references resolve to NULL). */
+#pragma weak hws_barrier_create
+#pragma weak hws_barrier_wait
+#pragma weak hws_barrier_destroy
+
+#define HWS_EXPORT __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---- native functions (resolved with dlvsym/dlsym RTLD_NEXT) ---- */
+struct hws_native {
+	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
+	int (*mutex_destroy)(pthread_mutex_t *);
+	int (*mutex_lock)(pthread_mutex_t *);
+	int (*mutex_trylock)(pthread_mutex_t *);
+	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+	int (*mutex_unlock)(pthread_mutex_t *);
+	int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
+	int (*cond_destroy)(pthread_cond_t *);
+	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+			      const struct timespec *);
+	int (*cond_signal)(pthread_cond_t *);
+	int (*cond_broadcast)(pthread_cond_t *);
+	int (*spin_init)(pthread_spinlock_t *, int);
+	int (*spin_destroy)(pthread_spinlock_t *);
+	int (*spin_lock)(pthread_spinlock_t *);
+	int (*spin_trylock)(pthread_spinlock_t *);
+	int (*spin_unlock)(pthread_spinlock_t *);
+	int (*barrier_init)(pthread_barrier_t *, const pthread_barrierattr_t *, unsigned);
+	int (*barrier_destroy)(pthread_barrier_t *);
+	int (*barrier_wait)(pthread_barrier_t *);
+	int (*sem_init)(sem_t *, int, unsigned);
+	int (*sem_destroy)(sem_t *);
+	int (*sem_wait)(sem_t *);
+	int (*sem_trywait)(sem_t *);
+	int (*sem_timedwait)(sem_t *, const struct timespec *);
+	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+	int (*sem_post)(sem_t *);
+	int (*sem_getvalue)(sem_t *, int *);
+};
+extern struct hws_native hws_native;
+
+/* libgomp entry points, resolved on first use (libgomp may be dlopen'ed). */
+void *hws_native_gomp(const char *name, const char *version);
+
+/* ---- configuration ---- */
+struct hws_shim_config {
+	char lock_kind[32];      /* HWSYNC_LOCK, default "auto" */
+	char lock_used[32];      /* the kind "auto" resolves to */
+	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
+	char barrier_kind[32];   /* HWSYNC_BARRIER, default "central" */
+	hws_wait_t wait;         /* parsed HWSYNC_WAIT */
+	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else pause */
+	int stats, verbose, trace;
+	int barriers;            /* this build has barrier kinds */
+	int pid;                 /* process that read the configuration */
+	int err_fd;              /* stderr as it was at start-up (programs such as
+				  * xz close stderr before exit) */
+};
+extern struct hws_shim_config hws_cfg;
+
+enum { HWS_SHIM_UNINIT, HWS_SHIM_BUSY, HWS_SHIM_READY, HWS_SHIM_OFF };
+extern _Atomic int hws_shim_state;
+int hws_shim_on_slow(void);
+
+/* 1 when objects may be given to the shim now; 0 means native (shim off,
+ * or a call made by the shim's own start-up on this thread). */
+static inline int hws_shim_on(void)
+{
+	/* acquire: pairs with the release store that publishes the configuration. */
+	int s = atomic_load_explicit(&hws_shim_state, memory_order_acquire);
+	if (likely(s == HWS_SHIM_READY))
+		return 1;
+	if (s == HWS_SHIM_OFF)
+		return 0;
+	return hws_shim_on_slow();
+}
+
+/* One line on stderr, "hwsync: ..." (write(2), safe before main). */
+void hws_shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- what was passed to the native implementation ---- */
+enum hws_pass {
+	HWS_PASS_MUTEX_RECURSIVE, HWS_PASS_MUTEX_ERRORCHECK, HWS_PASS_MUTEX_ROBUST,
+	HWS_PASS_MUTEX_PI, HWS_PASS_MUTEX_PP, HWS_PASS_MUTEX_PSHARED, HWS_PASS_MUTEX_OTHER,
+	HWS_PASS_COND_PSHARED, HWS_PASS_BARRIER_PSHARED, HWS_PASS_BARRIER_UNFIT,
+	HWS_PASS_SEM_PSHARED, HWS_PASS_SEM_NAMED, HWS_PASS_STARTUP, HWS_PASS_NO_BARRIERS,
+	HWS_PASS_GOMP_TEAM, HWS_PASS_GOMP_TASKS, HWS_PASS_OMP_TABLE_FULL, HWS_PASS_CREATE_FAILED,
+	HWS_PASS_NKINDS
+};
+void hws_pass(enum hws_pass what);
+/* For the stats summary: has `what` been passed through, and its words. */
+int hws_pass_seen(enum hws_pass what);
+const char *hws_pass_name(enum hws_pass what);
+
+/* ---- locks the shim creates (pthread mutex, omp locks, critical) ---- */
+enum hws_family {
+	HWS_FAM_MUTEX, HWS_FAM_OMP_LOCK, HWS_FAM_OMP_NEST, HWS_FAM_OMP_CRITICAL, HWS_FAM_NLOCKS,
+	/* families below keep their own counters */
+	HWS_FAM_SPIN = HWS_FAM_NLOCKS, HWS_FAM_COND, HWS_FAM_SEM, HWS_FAM_BARRIER,
+	HWS_FAM_OMP_BARRIER, HWS_FAM_N
+};
+extern const char *const hws_family_name[HWS_FAM_N];
+
+struct hws_shim_lock {
+	hws_lock_t *lock;
+	uint64_t acquired_ns;            /* trace: when the holder got it */
+	struct hws_shim_lock *prev, *next; /* stats registry */
+	const void *owner;               /* nest locks: owning thread */
+	unsigned count;                  /* nest locks: depth */
+	unsigned family;
+};
+
+/* Create/destroy a lock of the configured kind; NULL when it cannot (the
+ * caller then leaves the object to the native implementation). */
+struct hws_shim_lock *hws_shim_lock_new(unsigned family);
+void hws_shim_lock_free(struct hws_shim_lock *s);
+int hws_shim_lock_acquire(struct hws_shim_lock *s, const void *obj);
+int hws_shim_lock_try(struct hws_shim_lock *s, const void *obj);
+int hws_shim_lock_timed(struct hws_shim_lock *s, const void *obj, const struct timespec *mono);
+int hws_shim_lock_release(struct hws_shim_lock *s, const void *obj);
+
+/* ---- stats and trace ---- */
+struct hws_fam_counters {
+	_Atomic uint64_t ops, contended, wait_ns, timeouts, signals, broadcasts, episodes;
+};
+extern struct hws_fam_counters hws_fam[HWS_FAM_N];
+void hws_stats_register(struct hws_shim_lock *s);
+void hws_stats_unregister(struct hws_shim_lock *s);
+void hws_stats_count_barrier(unsigned family, int last, uint64_t wait_ns);
+void hws_stats_atfork_prepare(void);
+void hws_stats_atfork_parent(void);
+void hws_stats_atfork_child(void);
+void hws_stats_print(void);
+
+int hws_trace_open(const char *path);   /* 0 or errno */
+/* A complete event ("ph":"X") on this thread. */
+void hws_trace_span(const char *name, const void *obj, uint64_t start_ns, uint64_t end_ns);
+void hws_trace_write(void);
+
+/* ---- time conversion ---- */
+/* Absolute time on `clock` -> absolute CLOCK_MONOTONIC timespec.  EINVAL for
+ * a malformed timespec or an unsupported clock. */
+int hws_shim_to_mono(clockid_t clock, const struct timespec *abs, struct timespec *mono);
+/* The same, as a wait-layer deadline in ns. */
+int hws_shim_deadline_ns(clockid_t clock, const struct timespec *abs, uint64_t *ns);
+
+/* The owner of a pthread_mutex_t, kept in glibc's __kind word (mutex.c). */
+#define KIND_SHIM 0x0005A40C
+#define KIND_CLAIMING 0x0005A404
+#define KIND_NATIVE_NORMAL 512     /* glibc's PTHREAD_MUTEX_NO_ELISION_NP */
+
+/* Native mutex calls that work even while the shim starts (bootstrap). */
+int hws_shim_native_mutex_lock(pthread_mutex_t *m);
+int hws_shim_native_mutex_unlock(pthread_mutex_t *m);
+int hws_shim_native_mutex_trylock(pthread_mutex_t *m);
+
+/* Interposed mutex functions, for the condvar (dispatch shim or native). */
+int hws_shim_mutex_lock_any(pthread_mutex_t *m);
+int hws_shim_mutex_unlock_any(pthread_mutex_t *m);
+
+#endif
