@@ -193,7 +193,7 @@ int bench_barrier_team(struct bench_barrier *b, unsigned n, const int *cpus,
 		return err;
 	}
 #endif
-	(void)b;   /* only OpenMP teams need it */
+	(void)b;
 	return bench_run_threads(n, cpus, fn, arg);
 }
 

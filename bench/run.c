@@ -2,10 +2,45 @@
  * cells, then run every cell once per repetition, round-robin (A B C A B C),
  * after the warmup rounds; print the table; keep the results for the JSON. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <hwsync/hwsync.h>
 #include "bench/internal.h"
+
+/* Watchdog: a peer with a lost wake-up would hang the whole suite.  If one
+ * repetition of one cell runs far past its budget, say which and exit. */
+static struct {
+	_Atomic uint64_t started_ns;    /* 0 = idle */
+	_Atomic uint64_t limit_ns;
+	char what[160];                 /* written before started_ns is set */
+	pthread_once_t once;
+} dog = { .once = PTHREAD_ONCE_INIT };
+
+static void *dog_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		sleep(1);
+		uint64_t t = atomic_load(&dog.started_ns);
+		if (t && hws_now_ns() - t > atomic_load(&dog.limit_ns)) {
+			fprintf(stderr, "\nhwsync bench: %s did not finish one repetition in %.0f s "
+				"(a lost wake-up or deadlock in that implementation?); aborting\n",
+				dog.what, (double)atomic_load(&dog.limit_ns) / 1e9);
+			_exit(3);
+		}
+	}
+	return NULL;
+}
+
+static void dog_start(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, dog_main, NULL) == 0)
+		pthread_detach(t);
+}
 
 struct bench_session *bench_session_new(int argc, char **argv)
 {
@@ -146,6 +181,8 @@ int bench_session_run(struct bench_session *s, const struct bench_exp *e,
 		return rc;
 	}
 	unsigned rounds = o->warmup + o->reps, live = ctx->ncells;
+	pthread_once(&dog.once, dog_start);
+	atomic_store(&dog.limit_ns, 30000000000ull + 50 * o->duration_ns);
 	for (unsigned r = 0; r < rounds && live; r++) {
 		for (unsigned i = 0; i < ctx->ncells; i++) {
 			struct bench_cell *c = ctx->cells[i];
@@ -156,8 +193,11 @@ int bench_session_run(struct bench_session *s, const struct bench_exp *e,
 			bench_progress(ctx, "%s rep %u/%u: %s %s", r < o->warmup ? "warmup" : "run",
 				       r < o->warmup ? r + 1 : r - o->warmup + 1,
 				       r < o->warmup ? o->warmup : o->reps, c->impl, c->policy);
+			snprintf(dog.what, sizeof dog.what, "%s %s %s", e->name, c->impl, c->policy);
+			atomic_store(&dog.started_ns, hws_now_ns());
 			if (e->run(ctx, c) && !c->skip[0])
 				snprintf(c->skip, sizeof c->skip, "failed: %s", hws_last_error());
+			atomic_store(&dog.started_ns, 0);
 			if (c->skip[0])
 				live--;
 		}
