@@ -69,7 +69,8 @@ int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *
 			    !(b->ckd_flags = calloc(n, sizeof *b->ckd_flags)))
 				goto nomem;
 			for (unsigned i = 0; i < n; i++)
-				if (!(b->ckd_flags[i] = calloc(size, sizeof **b->ckd_flags)))
+				/* 2 x size: ck points flags[1] at flags[0] + size */
+				if (!(b->ckd_flags[i] = calloc(2 * size, sizeof **b->ckd_flags)))
 					goto nomem;
 			ck_barrier_dissemination_init(b->ckd, b->ckd_flags, n);
 			/* subscribe hands out thread ids in call order: do it here */

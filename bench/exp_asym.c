@@ -20,7 +20,7 @@ struct asym_cell {
 	unsigned light;
 	uint64_t duration_ns;
 	struct bench_barrier *b;
-	_Atomic uint32_t stop;
+	_Atomic uint32_t stop_at;       /* the batch after which both leave */
 	double *iter;          /* cycles per iteration, one per batch */
 	size_t niter, budget;
 };
@@ -31,7 +31,7 @@ static void asym_thread(void *arg, unsigned i)
 	unsigned units = i == 0 ? ASYM_HEAVY : k->light;
 	uint64_t end = hws_tsc() + hws_ns_to_tsc(k->duration_ns);
 	double sink = 0;
-	for (;;) {
+	for (uint32_t batch = 0;; batch++) {
 		uint64_t t0 = hws_tsc();
 		for (unsigned r = 0; r < ASYM_BATCH; r++) {
 			sink += bench_matmul(ASYM_N, units);
@@ -43,10 +43,12 @@ static void asym_thread(void *arg, unsigned i)
 				k->iter[k->niter++] = (double)(t1 - t0) / ASYM_BATCH;
 			if (t1 >= end || k->niter >= k->budget)
 				/* relaxed: the next barrier orders it for the light thread */
-				atomic_store_explicit(&k->stop, 1, memory_order_relaxed);
+				atomic_store_explicit(&k->stop_at, batch, memory_order_relaxed);
 		}
-		bench_barrier_wait(k->b, i);   /* both see the same stop */
-		if (atomic_load_explicit(&k->stop, memory_order_relaxed))
+		bench_barrier_wait(k->b, i);   /* both see the same stop_at */
+		/* a batch number, not a flag: a late reader must not take the stop
+		 * of the next batch for this one (barrier-pair says more) */
+		if (atomic_load_explicit(&k->stop_at, memory_order_relaxed) == batch)
 			break;
 	}
 	if (sink == 42.4242)
@@ -65,7 +67,7 @@ static int asym_run(struct bench_ctx *ctx, struct bench_cell *c)
 	}
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	k->niter = 0;
-	atomic_store(&k->stop, 0);
+	atomic_store(&k->stop_at, UINT32_MAX);
 	rc = bench_barrier_team(k->b, 2, c->cpus, asym_thread, k);
 	bench_barrier_free(k->b);
 	k->b = NULL;

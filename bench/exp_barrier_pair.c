@@ -21,7 +21,7 @@ struct pair_cell {
 	size_t budget;
 	struct bench_barrier *b;
 	_Atomic uint64_t arrive[2];     /* heavy's arrival TSC, by round parity */
-	_Atomic uint32_t stop;
+	_Atomic uint32_t stop_at;       /* the round after which both leave */
 	double *twork, *tcall, *twakeup;
 	size_t nwork, nwake;
 };
@@ -36,8 +36,8 @@ static void pair_thread(void *arg, unsigned i)
 			uint64_t t0 = hws_tsc();
 			sink += bench_matmul(k->n, 1);
 			uint64_t t1 = hws_tsc();
-			if (t1 >= end || k->nwork >= k->budget)
-				atomic_store_explicit(&k->stop, 1, memory_order_relaxed);
+			if (t1 >= end || k->nwork + 1 >= k->budget)
+				atomic_store_explicit(&k->stop_at, r, memory_order_relaxed);
 			/* relaxed: the barrier orders these for the light thread */
 			atomic_store_explicit(&k->arrive[r & 1], t1, memory_order_relaxed);
 			bench_barrier_wait(k->b, 0);
@@ -51,8 +51,11 @@ static void pair_thread(void *arg, unsigned i)
 			if (k->nwake < k->budget)
 				k->twakeup[k->nwake++] = (double)(td > ta ? td - ta : 0);
 		}
-		/* relaxed: written before the barrier both just passed */
-		if (atomic_load_explicit(&k->stop, memory_order_relaxed))
+		/* relaxed: written before the barrier both just passed.  A round
+		 * number, not a flag: a light thread that is slow to read it must
+		 * not see a stop meant for the next round and leave its partner
+		 * alone in the barrier. */
+		if (atomic_load_explicit(&k->stop_at, memory_order_relaxed) == r)
 			break;
 	}
 	if (sink == 42.4242)
@@ -71,7 +74,7 @@ static int pair_run(struct bench_ctx *ctx, struct bench_cell *c)
 	}
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	k->nwork = k->nwake = 0;
-	atomic_store(&k->stop, 0);
+	atomic_store(&k->stop_at, UINT32_MAX);
 	rc = bench_barrier_team(k->b, 2, c->cpus, pair_thread, k);
 	bench_barrier_free(k->b);
 	k->b = NULL;

@@ -67,6 +67,8 @@ static void notify(struct wake_cell *k, uint32_t r)
 		break;
 	case W_HWS_EVENT:
 #if HWS_HAVE_BENCH_HWS_EVENT
+		/* release: the condition the waiter re-checks after each wake */
+		atomic_store_explicit(&k->word.v, r, memory_order_release);
 		hws_event_notify_one(k->ev);
 #endif
 		break;
@@ -104,9 +106,16 @@ static void wait_round(struct wake_cell *k, uint32_t r)
 		break;
 	case W_HWS_EVENT: {
 #if HWS_HAVE_BENCH_HWS_EVENT
-		uint32_t e = hws_event_epoch(k->ev);
 		atomic_store(&k->armed.v, r);
-		hws_event_wait(k->ev, e);
+		/* an event carries no state: re-check the condition after the epoch
+		 * is read and after every return (a wake may be left from before) */
+		for (;;) {
+			uint32_t e = hws_event_epoch(k->ev);
+			/* acquire: pairs with the release store in notify() */
+			if (atomic_load_explicit(&k->word.v, memory_order_acquire) >= r)
+				break;
+			hws_event_wait(k->ev, e);
+		}
 #endif
 		break;
 	}
