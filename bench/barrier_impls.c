@@ -24,9 +24,7 @@ struct bench_barrier {
 	unsigned n;
 	pthread_barrier_t pb;
 	struct cxx_barrier *cxx;
-#if HWS_HAVE_BENCH_HWS_BARRIER
 	hws_barrier_t *hws;
-#endif
 #if HWS_HAVE_CK
 	ck_barrier_centralized_t ckc;
 	ck_barrier_centralized_state_t ckc_state[BENCH_MAX_CPUS];
@@ -82,7 +80,6 @@ int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *
 		goto unsupported;
 #endif
 	} else if (bench_barrier_is_hwsync(impl)) {
-#if HWS_HAVE_BENCH_HWS_BARRIER
 		b->kind = B_HWS;
 		int rc = hws_barrier_create(&b->hws, impl + 7, n, policy);
 		if (rc) {
@@ -90,11 +87,6 @@ int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *
 			free(b);
 			return rc;
 		}
-#else
-		(void)policy;
-		snprintf(why, whylen, "hwsync barriers are not in this build yet");
-		goto unsupported;
-#endif
 	} else {
 		snprintf(why, whylen, "unknown barrier '%s'", impl);
 		free(b);
@@ -106,7 +98,7 @@ nomem:
 	snprintf(why, whylen, "out of memory");
 	bench_barrier_free(b);
 	return ENOMEM;
-#if !HWS_HAVE_OPENMP || !HWS_HAVE_CK || !HWS_HAVE_BENCH_HWS_BARRIER
+#if !HWS_HAVE_OPENMP || !HWS_HAVE_CK
 unsupported:
 	free(b);
 	return ENOTSUP;
@@ -136,11 +128,9 @@ void bench_barrier_wait(struct bench_barrier *b, unsigned tid)
 		ck_barrier_dissemination(b->ckd, &b->ckd_state[tid]);
 		break;
 #endif
-#if HWS_HAVE_BENCH_HWS_BARRIER
 	case B_HWS:
 		hws_barrier_wait(b->hws);
 		break;
-#endif
 	default:
 		break;
 	}
@@ -154,10 +144,8 @@ void bench_barrier_free(struct bench_barrier *b)
 	if (b->kind == B_PTHREAD)
 		pthread_barrier_destroy(&b->pb);
 	cxx_barrier_free(b->cxx);
-#if HWS_HAVE_BENCH_HWS_BARRIER
 	if (b->hws)
 		hws_barrier_destroy(b->hws);
-#endif
 #if HWS_HAVE_CK
 	if (b->ckd_flags) {
 		for (unsigned i = 0; i < b->n; i++)

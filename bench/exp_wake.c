@@ -38,9 +38,7 @@ struct wake_cell {
 	uint32_t gen;                   /* under mu */
 	sem_t sem;
 	struct cxx_word *cxx;
-#if HWS_HAVE_BENCH_HWS_EVENT
 	hws_event_t *ev;
-#endif
 	double *twork, *tcall, *twakeup;
 	size_t nwork, nwake;
 };
@@ -66,11 +64,9 @@ static void notify(struct wake_cell *k, uint32_t r)
 		hws_wake32(&k->word.v, 1);
 		break;
 	case W_HWS_EVENT:
-#if HWS_HAVE_BENCH_HWS_EVENT
 		/* release: the condition the waiter re-checks after each wake */
 		atomic_store_explicit(&k->word.v, r, memory_order_release);
 		hws_event_notify_one(k->ev);
-#endif
 		break;
 	default:
 		break;
@@ -105,7 +101,6 @@ static void wait_round(struct wake_cell *k, uint32_t r)
 			hws_wait_while_eq32(&k->word.v, r - 1, &k->w, HWS_FOREVER);
 		break;
 	case W_HWS_EVENT: {
-#if HWS_HAVE_BENCH_HWS_EVENT
 		atomic_store(&k->armed.v, r);
 		/* an event carries no state: re-check the condition after the epoch
 		 * is read and after every return (a wake may be left from before) */
@@ -116,7 +111,6 @@ static void wait_round(struct wake_cell *k, uint32_t r)
 				break;
 			hws_event_wait(k->ev, e);
 		}
-#endif
 		break;
 	}
 	default:
@@ -204,10 +198,8 @@ static void wake_cleanup(struct bench_cell *c)
 	cxx_word_free(k->cxx);
 	if (k->impl == W_SEM)
 		sem_destroy(&k->sem);
-#if HWS_HAVE_BENCH_HWS_EVENT
 	if (k->ev)
 		hws_event_destroy(k->ev);
-#endif
 	free(k);
 	c->priv = NULL;
 }
@@ -233,13 +225,8 @@ static int add_cell(struct bench_ctx *ctx, enum impl impl, const char *policy, c
 		snprintf(why, sizeof why, "out of memory");
 	if (impl == W_HWS_WAIT && hws_wait_init(&k->w, policy))
 		snprintf(why, sizeof why, "%s", hws_last_error());
-#if HWS_HAVE_BENCH_HWS_EVENT
 	if (impl == W_HWS_EVENT && hws_event_create(&k->ev, policy))
 		snprintf(why, sizeof why, "%s", hws_last_error());
-#else
-	if (impl == W_HWS_EVENT)
-		snprintf(why, sizeof why, "hws_event is not in this build yet");
-#endif
 	k->twork = malloc(k->budget * sizeof(double));
 	k->tcall = malloc(k->budget * sizeof(double));
 	k->twakeup = malloc(k->budget * sizeof(double));
@@ -287,15 +274,12 @@ static int wake_setup(struct bench_ctx *ctx)
 		return bench_error("wake: --long-n and --short-n take one positive number");
 	/* What cannot run at all is listed once, not per wait and placement. */
 	bool pol_ok[BENCH_MAX_LIST + HWS_WAIT_NKINDS] = { false };
-	bool event_ok = HWS_HAVE_BENCH_HWS_EVENT;
 	for (unsigned k = 0; k < bench_policy_count(ctx); k++) {
 		const char *pol = bench_policy(ctx, k, &why);
 		pol_ok[k] = !why;
 		if (why && (bench_impl_on(ctx, "hwsync-wait") || bench_impl_on(ctx, "hwsync-event")))
 			bench_skip(ctx, why, "hwsync-wait, hwsync-event policy %s", pol);
 	}
-	if (!event_ok && bench_impl_on(ctx, "hwsync-event"))
-		bench_skip(ctx, "hws_event is not in this build yet", "hwsync-event");
 	snprintf(waits, sizeof waits, "%s", bench_xopt(ctx, "waits"));
 	for (char *wt = strtok(waits, ","); wt; wt = strtok(NULL, ",")) {
 		if (strcmp(wt, "long") && strcmp(wt, "short"))
@@ -308,7 +292,7 @@ static int wake_setup(struct bench_ctx *ctx)
 				continue;
 			}
 			for (unsigned i = 0; i < NIMPL; i++) {
-				if (!bench_impl_on(ctx, impl_names[i]) || (i == W_HWS_EVENT && !event_ok))
+				if (!bench_impl_on(ctx, impl_names[i]))
 					continue;
 				if (i < W_HWS_WAIT) {
 					if (add_cell(ctx, (enum impl)i, NULL, wt, n, pl->v[p], cpus))

@@ -55,9 +55,7 @@ struct bench_lock {
 	struct ck_clh_node *clh_nodes;                          /* n + 1: one starts unowned */
 	struct ck_clh_mine *clh_mine;
 #endif
-#if HWS_HAVE_BENCH_HWS_LOCK
 	hws_lock_t *hws;
-#endif
 };
 
 static void *zalloc_lines(size_t size)
@@ -129,7 +127,6 @@ int bench_lock_new(struct bench_lock **out, const char *impl, const char *policy
 		goto unsupported;
 #endif
 	} else if (bench_lock_is_hwsync(impl)) {
-#if HWS_HAVE_BENCH_HWS_LOCK
 		l->kind = L_HWS;
 		int rc = hws_lock_create(&l->hws, impl + 7, policy);
 		if (rc) {
@@ -138,10 +135,6 @@ int bench_lock_new(struct bench_lock **out, const char *impl, const char *policy
 			return rc;
 		}
 		hws_lock_stats_enable(l->hws, stats);
-#else
-		snprintf(why, whylen, "hwsync locks are not in this build yet");
-		goto unsupported;
-#endif
 	} else {
 		goto unknown;
 	}
@@ -157,7 +150,7 @@ nomem:
 	bench_lock_free(l);
 	return ENOMEM;
 #endif
-#if !HWS_HAVE_OPENMP || !HWS_HAVE_CK || !HWS_HAVE_BENCH_HWS_LOCK
+#if !HWS_HAVE_OPENMP || !HWS_HAVE_CK
 unsupported:
 	free(l);
 	return ENOTSUP;
@@ -195,11 +188,9 @@ void bench_lock_acquire(struct bench_lock *l, unsigned tid)
 		ck_spinlock_clh_lock(&l->clh, l->clh_mine[tid].p);
 		break;
 #endif
-#if HWS_HAVE_BENCH_HWS_LOCK
 	case L_HWS:
 		hws_lock_acquire(l->hws);
 		break;
-#endif
 	default:
 		break;
 	}
@@ -238,11 +229,9 @@ void bench_lock_release(struct bench_lock *l, unsigned tid)
 		ck_spinlock_clh_unlock(&l->clh_mine[tid].p);
 		break;
 #endif
-#if HWS_HAVE_BENCH_HWS_LOCK
 	case L_HWS:
 		hws_lock_release(l->hws);
 		break;
-#endif
 	default:
 		break;
 	}
@@ -251,10 +240,8 @@ void bench_lock_release(struct bench_lock *l, unsigned tid)
 
 bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st)
 {
-#if HWS_HAVE_BENCH_HWS_LOCK
 	if (l->kind == L_HWS)
 		return hws_lock_stats_get(l->hws, st) == 0;
-#endif
 	(void)l;
 	(void)st;
 	return false;
@@ -262,10 +249,8 @@ bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st)
 
 const char *bench_lock_resolved(struct bench_lock *l)
 {
-#if HWS_HAVE_BENCH_HWS_LOCK
 	if (l->kind == L_HWS)
 		return hws_lock_kind(l->hws);
-#endif
 	(void)l;
 	return NULL;
 }
@@ -286,11 +271,9 @@ void bench_lock_free(struct bench_lock *l)
 		omp_destroy_lock(&l->omp);
 		break;
 #endif
-#if HWS_HAVE_BENCH_HWS_LOCK
 	case L_HWS:
 		hws_lock_destroy(l->hws);
 		break;
-#endif
 	default:
 		break;
 	}
