@@ -1,5 +1,16 @@
 #!/usr/bin/env bash
-# make demo: the main job.  For now: describe this machine (hwsync info).
+# make demo: the main job.  Describe this machine, run the quick bench suite
+# (every experiment, peers side by side, a few minutes) and write the report.
 set -euo pipefail
 build=${1:-build}
-"$build/hwsync" info
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${HWS_DEMO_OUT:-$top/results/demo-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+"$build/hwsync" info | tee "$out/info.txt"
+"$top/scripts/venv.sh"
+echo
+echo "== hwsync bench suite --quick (results: $out/results.json) =="
+"$build/hwsync" bench suite --quick --out "$out/results.json" | tee "$out/bench.txt"
+HWS_PYTHON="$top/.venv/bin/python3" "$build/hwsync" report "$out/results.json" -o "$out/report"
+echo
+echo "report: $out/report/report.html (and report.md, PNG plots beside it)"

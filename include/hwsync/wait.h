@@ -72,6 +72,7 @@ typedef struct hws_wait {
 	uint32_t ops;          /* delay-*: operations between two reads */
 	uint64_t max_ns;       /* hardware waits: longest single wait */
 	uint64_t spin_ns;      /* adaptive: spin budget before blocking */
+	uint64_t pause_ns;     /* adaptive: PAUSE polling before yield polling */
 	enum hws_wait_kind hw; /* adaptive: hardware stage (or HWS_WAIT_NKINDS = none) */
 	uint64_t hw_ns;        /* adaptive: time in the hardware stage before futex */
 } hws_wait_t;
@@ -103,9 +104,11 @@ struct hws_adaptive_calibration {
 	uint64_t futex_wake_ns;   /* FUTEX_WAKE with no sleeper */
 	uint64_t futex_wait_ns;   /* FUTEX_WAIT that returns at once (EAGAIN) */
 	uint64_t yield_ns;        /* sched_yield */
+	uint64_t handoff_ns;      /* FUTEX_WAKE until the sleeper runs (0: not measured) */
 	uint64_t spin_ns;         /* chosen spin budget */
+	uint64_t pause_ns;        /* of which PAUSE polling, the rest yield polling */
 	enum hws_wait_kind hw;    /* chosen hardware stage, NKINDS = none */
-	char rule[160];           /* the rule in words, for hwsync info */
+	char rule[256];           /* the rule in words, for hwsync info */
 };
 const struct hws_adaptive_calibration *hws_adaptive_calibration(void);
 

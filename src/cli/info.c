@@ -110,10 +110,12 @@ static void print_text(void)
 	}
 
 	printf("\nAdaptive policy calibration\n");
+	printf("  futex hand-off (wake to running) %" PRIu64 " ns\n", cal->handoff_ns);
 	printf("  futex wake (no sleeper) %" PRIu64 " ns, futex wait (EAGAIN) %" PRIu64
 	       " ns, sched_yield %" PRIu64 " ns\n", cal->futex_wake_ns, cal->futex_wait_ns,
 	       cal->yield_ns);
-	printf("  chose: spin %" PRIu64 " ns, hardware stage %s\n", cal->spin_ns,
+	printf("  chose: spin %" PRIu64 " ns (PAUSE for %" PRIu64 " ns, then yield), hardware stage %s\n",
+	       cal->spin_ns, cal->pause_ns,
 	       cal->hw < HWS_WAIT_NKINDS ? hws_wait_kind_name(cal->hw) : "none");
 	printf("  rule: %s\n", cal->rule);
 
@@ -164,9 +166,9 @@ static void print_json(void)
 	       "\"l3_count\": %u, \"groups\": %u, \"group_kind\": \"%s\"},\n", t.source,
 	       t.packages, t.cores, t.pus, t.smt ? "true" : "false", t.numa_nodes, t.l1d, t.l2, t.l3,
 	       t.l3_count, hws_topo_ngroups(hws_topo_this()), hws_topo_group_kind(hws_topo_this()));
-	printf("  \"adaptive\": {\"futex_wake_ns\": %" PRIu64 ", \"futex_wait_ns\": %" PRIu64
+	printf("  \"adaptive\": {\"handoff_ns\": %" PRIu64 ", \"futex_wake_ns\": %" PRIu64 ", \"futex_wait_ns\": %" PRIu64
 	       ", \"yield_ns\": %" PRIu64 ", \"spin_ns\": %" PRIu64 ", \"hw\": \"%s\", \"rule\": ",
-	       cal->futex_wake_ns, cal->futex_wait_ns, cal->yield_ns, cal->spin_ns,
+	       cal->handoff_ns, cal->futex_wake_ns, cal->futex_wait_ns, cal->yield_ns, cal->spin_ns,
 	       cal->hw < HWS_WAIT_NKINDS ? hws_wait_kind_name(cal->hw) : "none");
 	json_str(stdout, cal->rule);
 	printf("},\n");

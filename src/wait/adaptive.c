@@ -2,15 +2,24 @@
  *
  * The rule (competitive spinning, Karlin et al. 1991): spinning for as long
  * as blocking would cost is never worse than twice the better of the two
- * choices made in hindsight.  Blocking costs the waiter a FUTEX_WAIT entry and
- * a context switch out and back, and the waker a FUTEX_WAKE; we measure these
- * on this machine once per process (single-threaded, ~1 ms) and spin for
- *     spin = futex_wait + futex_wake + 2 * sched_yield,  clamped to [1us, 50us].
+ * choices made in hindsight.  What blocking costs a waiter is the time from
+ * the waker's FUTEX_WAKE until the sleeper runs again: a system call on each
+ * side, an inter-processor interrupt and the other CPU's way out of idle (on
+ * a VM also a VM exit and entry).  We measure it once per process: a helper
+ * thread and the caller hand a token back and forth 16 times, each side
+ * asleep in FUTEX_WAIT until the other wakes it (~1 ms in all), and take the
+ * median one-way hand-off.  Then
+ *     spin = hand-off, clamped to [1us, 50us],
+ * polling with PAUSE for the first 2 * sched_yield of it (at least 500ns) and
+ * with sched_yield for the rest.
+ * If the helper thread cannot be created, the single-threaded estimate
+ * futex_wait + futex_wake + 2 * sched_yield stands in (and the rule says so).
  * A hardware wait (umwait C0.1 > mwaitx > wfe > kmwait, the first available)
  * then waits without burning issue slots for hw_ns (200us by default), and
  * only then does the waiter sleep in the kernel.  The waker must call
  * hws_wake32(), which costs no system call unless someone reached the futex
- * stage. */
+ * stage.
+ */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -57,6 +66,58 @@ static uint64_t median_cost(enum probe what)
 	return t[N / 2];
 }
 
+/* One-way futex hand-off: the partner sleeps until woken, then wakes us. */
+enum { HANDOFFS = 16 };
+static _Atomic uint32_t token;
+
+static void futex_wait_while(_Atomic uint32_t *w, uint32_t v)
+{
+	/* acquire: pairs with the release store of the other side. */
+	while (atomic_load_explicit(w, memory_order_acquire) == v)
+		syscall(SYS_futex, w, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, v, NULL, NULL, 0);
+}
+
+static void pass_token(uint32_t v)
+{
+	/* release: pairs with the acquire load in futex_wait_while. */
+	atomic_store_explicit(&token, v, memory_order_release);
+	syscall(SYS_futex, &token, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+}
+
+static void *handoff_partner(void *arg)
+{
+	(void)arg;
+	for (uint32_t i = 0; i < HANDOFFS; i++) {
+		futex_wait_while(&token, 2 * i);   /* odd values are ours */
+		pass_token(2 * i + 2);
+	}
+	return NULL;
+}
+
+/* Median one-way hand-off in ns, or 0 when no thread could be started. */
+static uint64_t median_handoff(void)
+{
+	uint64_t t[HANDOFFS];
+	pthread_t th;
+
+	atomic_store_explicit(&token, 0, memory_order_relaxed);   /* before the thread exists */
+	if (pthread_create(&th, NULL, handoff_partner, NULL))
+		return 0;
+	for (uint32_t i = 0; i < HANDOFFS; i++) {
+		/* Let the partner fall asleep so the wake is a real one. */
+		uint64_t t0 = hws_now_ns();
+		while (hws_now_ns() - t0 < 20000)
+			hws_cpu_relax();
+		t0 = hws_now_ns();
+		pass_token(2 * i + 1);
+		futex_wait_while(&token, 2 * i + 1);
+		t[i] = (hws_now_ns() - t0) / 2;
+	}
+	pthread_join(th, NULL);
+	qsort(t, HANDOFFS, sizeof t[0], cmp_u64);
+	return t[HANDOFFS / 2];
+}
+
 static void calibrate(void)
 {
 	static const enum hws_wait_kind hw_order[] = {
@@ -68,8 +129,13 @@ static void calibrate(void)
 	cal.futex_wake_ns = median_cost(PROBE_WAKE);
 	cal.futex_wait_ns = median_cost(PROBE_WAIT);
 	cal.yield_ns = median_cost(PROBE_YIELD);
-	spin = cal.futex_wait_ns + cal.futex_wake_ns + 2 * cal.yield_ns;
+	cal.handoff_ns = median_handoff();
+	spin = cal.handoff_ns ? cal.handoff_ns
+			      : cal.futex_wait_ns + cal.futex_wake_ns + 2 * cal.yield_ns;
 	cal.spin_ns = spin < 1000 ? 1000 : spin > 50000 ? 50000 : spin;
+	cal.pause_ns = 2 * cal.yield_ns < 500 ? 500 : 2 * cal.yield_ns;
+	if (cal.pause_ns > cal.spin_ns)
+		cal.pause_ns = cal.spin_ns;
 	cal.hw = HWS_WAIT_NKINDS;
 	for (size_t i = 0; i < sizeof hw_order / sizeof hw_order[0]; i++)
 		if (hws_wait_available(hw_order[i], &why) == 0) {
@@ -77,8 +143,10 @@ static void calibrate(void)
 			break;
 		}
 	snprintf(cal.rule, sizeof cal.rule,
-		 "spin = futex_wait + futex_wake + 2*yield, clamped to [1us, 50us]; "
-		 "then %s; then futex",
+		 "spin = %s, clamped to [1us, 50us], PAUSE for the first "
+		 "2*yield then yield; then %s; then futex",
+		 cal.handoff_ns ? "futex hand-off (wake to running)"
+				: "futex_wait + futex_wake + 2*yield (no helper thread)",
 		 cal.hw < HWS_WAIT_NKINDS ? hws_wait_kind_name(cal.hw) : "no hardware wait (none here)");
 }
 
@@ -91,14 +159,22 @@ const struct hws_adaptive_calibration *hws_adaptive_calibration(void)
 int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
 	uint64_t start = hws_now_ns(), now, polls = 0;
+	bool yielding = w->pause_ns == 0;
 	hws_wait_t hw;
 	int rc;
 
-	/* Stage 1: spin with PAUSE for the calibrated budget. */
+	/* Stage 1: poll for the spin budget: with PAUSE for the first pause_ns,
+	 * then with sched_yield between reads, so that a preempted lock holder
+	 * or barrier partner queued on this CPU gets to run (oversubscription);
+	 * on an idle CPU the yield returns at once and only adds its own cost
+	 * (~0.6 us here) to the wake-up latency. */
 	/* acquire: pairs with the store that changed the word. */
 	while (atomic_load_explicit(a, memory_order_acquire) == old) {
-		hws_cpu_relax();
-		if (++polls % HWS_POLLS_PER_CLOCK)
+		if (yielding)
+			sched_yield();
+		else
+			hws_cpu_relax();
+		if (++polls % HWS_POLLS_PER_CLOCK && !yielding)
 			continue;
 		now = hws_now_ns();
 		if (now >= dl) {
@@ -107,6 +183,7 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 		}
 		if (now - start >= w->spin_ns)
 			break;
+		yielding = now - start >= w->pause_ns;
 	}
 	hws_wait_tls.polls += polls;
 	if (atomic_load_explicit(a, memory_order_acquire) != old)

@@ -8,6 +8,10 @@
 #include <hwsync/arch.h>
 #include <hwsync/wait.h>
 
+/* adaptive's hardware stage before hws_wait_init resolves it ("hw=auto");
+ * HWS_WAIT_NKINDS there means "none". */
+#define HWS_WAIT_HW_AUTO ((enum hws_wait_kind)(HWS_WAIT_NKINDS + 1))
+
 /* Record the detail of a failure for hws_last_error(); returns err. */
 int hws_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

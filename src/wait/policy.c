@@ -83,7 +83,8 @@ static void set_defaults(hws_wait_t *w, enum hws_wait_kind kind)
 	w->ops = 1;
 	w->max_ns = 100000;      /* 100 us per hardware wait */
 	w->spin_ns = 0;          /* adaptive: 0 = calibrate (spin=auto) */
-	w->hw = HWS_WAIT_NKINDS; /* adaptive: resolved to the best available */
+	w->pause_ns = UINT64_MAX; /* adaptive: UINT64_MAX = calibrate (pause=auto) */
+	w->hw = HWS_WAIT_HW_AUTO; /* adaptive: resolved to the best available */
 	w->hw_ns = 0;            /* adaptive: 0 = auto */
 }
 
@@ -125,12 +126,20 @@ static int apply_param(hws_wait_t *w, const char *key, const char *val, const ch
 		*why = "expected auto or a duration up to 1s, e.g. 20us";
 		return parse_duration(val, &w->spin_ns) || w->spin_ns > 1000000000 ? -1 : 0;
 	}
+	if (k == HWS_WAIT_ADAPTIVE && !strcmp(key, "pause")) {
+		if (!strcmp(val, "auto")) {
+			w->pause_ns = UINT64_MAX;
+			return 0;
+		}
+		*why = "expected auto or a duration up to 1s, e.g. 2us";
+		return parse_duration(val, &w->pause_ns) || w->pause_ns > 1000000000 ? -1 : 0;
+	}
 	if (k == HWS_WAIT_ADAPTIVE && !strcmp(key, "hw")) {
 		enum hws_wait_kind hk;
 		if (!strcmp(val, "auto"))
-			w->hw = HWS_WAIT_NKINDS;
+			w->hw = HWS_WAIT_HW_AUTO;
 		else if (!strcmp(val, "none"))
-			w->hw = HWS_WAIT_SPIN;   /* marker: no hardware stage */
+			w->hw = HWS_WAIT_NKINDS;
 		else if (!kind_by_name(val, strlen(val), &hk) &&
 			 (hk == HWS_WAIT_UMWAIT || hk == HWS_WAIT_TPAUSE || hk == HWS_WAIT_MWAITX ||
 			  hk == HWS_WAIT_WFE || hk == HWS_WAIT_KMWAIT))
@@ -142,6 +151,10 @@ static int apply_param(hws_wait_t *w, const char *key, const char *val, const ch
 		return 0;
 	}
 	if (k == HWS_WAIT_ADAPTIVE && !strcmp(key, "hwtime")) {
+		if (!strcmp(val, "auto")) {
+			w->hw_ns = 0;
+			return 0;
+		}
 		*why = "expected a duration up to 1s, e.g. 200us";
 		return parse_duration(val, &w->hw_ns) || w->hw_ns > 1000000000 ? -1 : 0;
 	}
@@ -236,15 +249,15 @@ int hws_wait_init(hws_wait_t *w, const char *spec)
 	}
 	if (w->kind == HWS_WAIT_ADAPTIVE) {
 		const struct hws_adaptive_calibration *cal = hws_adaptive_calibration();
-		if (w->hw == HWS_WAIT_NKINDS)
+		if (w->hw == HWS_WAIT_HW_AUTO)
 			w->hw = cal->hw;
-		else if (w->hw == HWS_WAIT_SPIN)
-			w->hw = HWS_WAIT_NKINDS;
-		else if (hws_wait_available(w->hw, &why))
+		else if (w->hw != HWS_WAIT_NKINDS && hws_wait_available(w->hw, &why))
 			return hws_fail(ENOTSUP, "wait policy '%s': hardware stage '%s' is not "
 					"available here: %s", spec, names[w->hw], why);
 		if (w->spin_ns == 0)
 			w->spin_ns = cal->spin_ns;
+		if (w->pause_ns == UINT64_MAX)
+			w->pause_ns = cal->pause_ns < w->spin_ns ? cal->pause_ns : w->spin_ns;
 		if (w->hw_ns == 0)
 			w->hw_ns = 200000;
 	}
@@ -269,14 +282,20 @@ int hws_wait_format(const hws_wait_t *w, char *buf, size_t len)
 	case HWS_WAIT_MWAITX: case HWS_WAIT_KMWAIT:
 		n = snprintf(buf, len, "%s:max=%" PRIu64 "ns", names[w->kind], w->max_ns);
 		break;
-	case HWS_WAIT_ADAPTIVE:
-		if (w->spin_ns == 0)
-			n = snprintf(buf, len, "adaptive:spin=auto");
-		else
-			n = snprintf(buf, len, "adaptive:spin=%" PRIu64 "ns,hw=%s,hwtime=%" PRIu64 "ns",
-				     w->spin_ns, w->hw < HWS_WAIT_NKINDS ? names[w->hw] : "none",
-				     w->hw_ns);
+	case HWS_WAIT_ADAPTIVE: {
+		/* "auto" for what hws_wait_init has not resolved yet. */
+		char spin[24] = "auto", pause[24] = "auto", hwtime[24] = "auto";
+		if (w->spin_ns)
+			snprintf(spin, sizeof spin, "%" PRIu64 "ns", w->spin_ns);
+		if (w->pause_ns != UINT64_MAX)
+			snprintf(pause, sizeof pause, "%" PRIu64 "ns", w->pause_ns);
+		if (w->hw_ns)
+			snprintf(hwtime, sizeof hwtime, "%" PRIu64 "ns", w->hw_ns);
+		n = snprintf(buf, len, "adaptive:spin=%s,pause=%s,hw=%s,hwtime=%s", spin, pause,
+			     w->hw == HWS_WAIT_HW_AUTO ? "auto"
+			     : w->hw < HWS_WAIT_NKINDS ? names[w->hw] : "none", hwtime);
 		break;
+	}
 	default:
 		n = snprintf(buf, len, "%s", hws_wait_kind_name(w->kind));
 	}

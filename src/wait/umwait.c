@@ -10,34 +10,30 @@
  * reads. */
 #include "wait/internal.h"
 
-int hws_umwait_available(const char **why)
+/* UMWAIT and TPAUSE come together with CPUID's WAITPKG bit. */
+static int waitpkg_available(const char **why)
 {
 #if defined(__x86_64__)
 	if (!hws_cpu()->waitpkg) {
-		*why = "CPUID.(EAX=7,ECX=0):ECX.WAITPKG[bit 5] is 0: no UMONITOR/UMWAIT on this CPU"
-		       " (or hidden by the hypervisor)";
+		*why = "CPUID.(EAX=7,ECX=0):ECX.WAITPKG[bit 5] is 0: no UMONITOR/UMWAIT/TPAUSE on "
+		       "this CPU (or hidden by the hypervisor)";
 		return ENOTSUP;
 	}
 	return 0;
 #else
-	*why = "umwait is an x86-64 instruction (Intel WAITPKG); this is not x86-64";
+	*why = "umwait and tpause are x86-64 instructions (Intel WAITPKG); this is not x86-64";
 	return ENOTSUP;
 #endif
 }
 
+int hws_umwait_available(const char **why)
+{
+	return waitpkg_available(why);
+}
+
 int hws_tpause_available(const char **why)
 {
-#if defined(__x86_64__)
-	if (!hws_cpu()->waitpkg) {
-		*why = "CPUID.(EAX=7,ECX=0):ECX.WAITPKG[bit 5] is 0: no TPAUSE on this CPU"
-		       " (or hidden by the hypervisor)";
-		return ENOTSUP;
-	}
-	return 0;
-#else
-	*why = "tpause is an x86-64 instruction (Intel WAITPKG); this is not x86-64";
-	return ENOTSUP;
-#endif
+	return waitpkg_available(why);
 }
 
 #if defined(__x86_64__)

@@ -91,6 +91,20 @@ int main(void)
 	roundtrip("delay-cas:ops=4", "delay-cas:ops=4");
 	roundtrip("umwait:max=1ms", "umwait:state=c0.1,max=1000000ns");
 	roundtrip("futex", "futex");
+	roundtrip("adaptive", "adaptive:spin=auto,pause=auto,hw=auto,hwtime=auto");
+	roundtrip("adaptive:spin=20us,pause=1us,hw=none,hwtime=1ms",
+		  "adaptive:spin=20000ns,pause=1000ns,hw=none,hwtime=1000000ns");
+
+	/* Resolution fills every automatic parameter from the calibration. */
+	CHECK_EQ(hws_wait_init(&w, "adaptive"), 0);
+	CHECK(w.spin_ns >= 1000 && w.spin_ns <= 50000);
+	CHECK(w.pause_ns <= w.spin_ns);
+	CHECK(w.hw_ns > 0);
+	CHECK_EQ(w.hw, hws_adaptive_calibration()->hw);
+	CHECK_EQ(hws_wait_init(&w, "adaptive:spin=5us,pause=9us,hw=none"), 0);
+	CHECK_EQ(w.spin_ns, 5000);
+	CHECK_EQ(w.pause_ns, 9000);     /* longer than spin: PAUSE only */
+	CHECK_EQ(w.hw, HWS_WAIT_NKINDS);
 
 	bad("spinn", "unknown wait policy 'spinn'");
 	bad("backof:max=3", "unknown wait policy 'backof'");
@@ -108,6 +122,7 @@ int main(void)
 	bad("umwait:max=-5us", "bad value in 'max=-5us'");
 	bad("adaptive:hw=gpu", "expected auto, none");
 	bad("adaptive:spin=forever", "bad value in 'spin=forever'");
+	bad("adaptive:pause=soon", "bad value in 'pause=soon'");
 	bad("delay-div:ops=1,,", "empty parameter");
 	bad("mwaitx:max=99999999999999999999999s", "bad value");
 

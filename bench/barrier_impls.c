@@ -1,0 +1,225 @@
+/* Barrier implementations for the bench, hwsync and peers alike.  Each is
+ * created for n threads and waited on by thread tid; omp-barrier must run in
+ * an OpenMP team (bench_barrier_team), the others on plain pinned threads. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <hwsync/hwsync.h>
+#include "bench/harness.h"
+#include "bench/peers.h"
+#if HWS_HAVE_CK
+#include <ck_barrier.h>
+#endif
+#if HWS_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+enum bkind { B_PTHREAD, B_OMP, B_CXX, B_CK_CENTRAL, B_CK_DISS, B_HWS };
+
+struct bench_barrier {
+	enum bkind kind;
+	unsigned n;
+	pthread_barrier_t pb;
+	struct cxx_barrier *cxx;
+	hws_barrier_t *hws;
+#if HWS_HAVE_CK
+	ck_barrier_centralized_t ckc;
+	ck_barrier_centralized_state_t ckc_state[BENCH_MAX_CPUS];
+	ck_barrier_dissemination_t *ckd;       /* one per thread, as ck wants */
+	ck_barrier_dissemination_flag_t **ckd_flags;
+	ck_barrier_dissemination_state_t ckd_state[BENCH_MAX_CPUS];
+	unsigned ckd_subscribed;
+#endif
+};
+
+int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *policy,
+		      unsigned n, char *why, size_t whylen)
+{
+	struct bench_barrier *b = calloc(1, sizeof *b);
+	if (!b)
+		return ENOMEM;
+	b->n = n;
+	if (!strcmp(impl, "pthread-barrier")) {
+		b->kind = B_PTHREAD;
+		pthread_barrier_init(&b->pb, NULL, n);
+	} else if (!strcmp(impl, "omp-barrier")) {
+#if HWS_HAVE_OPENMP
+		b->kind = B_OMP;
+#else
+		snprintf(why, whylen, "built without GNU OpenMP");
+		goto unsupported;
+#endif
+	} else if (!strcmp(impl, "cxx-barrier")) {
+		b->kind = B_CXX;
+		if (!(b->cxx = cxx_barrier_new(n)))
+			goto nomem;
+	} else if (!strncmp(impl, "ck-", 3)) {
+#if HWS_HAVE_CK
+		if (!strcmp(impl, "ck-centralized")) {
+			b->kind = B_CK_CENTRAL;
+		} else {
+			b->kind = B_CK_DISS;
+			unsigned size = ck_barrier_dissemination_size(n);
+			if (!(b->ckd = calloc(n, sizeof *b->ckd)) ||
+			    !(b->ckd_flags = calloc(n, sizeof *b->ckd_flags)))
+				goto nomem;
+			for (unsigned i = 0; i < n; i++)
+				/* 2 x size: ck points flags[1] at flags[0] + size */
+				if (!(b->ckd_flags[i] = calloc(2 * size, sizeof **b->ckd_flags)))
+					goto nomem;
+			ck_barrier_dissemination_init(b->ckd, b->ckd_flags, n);
+			/* subscribe hands out thread ids in call order: do it here */
+			for (unsigned i = 0; i < n; i++)
+				ck_barrier_dissemination_subscribe(b->ckd, &b->ckd_state[i]);
+		}
+#else
+		snprintf(why, whylen, "built without Concurrency Kit (libck-dev)");
+		goto unsupported;
+#endif
+	} else if (bench_barrier_is_hwsync(impl)) {
+		b->kind = B_HWS;
+		int rc = hws_barrier_create(&b->hws, impl + 7, n, policy);
+		if (rc) {
+			snprintf(why, whylen, "%s", hws_last_error());
+			free(b);
+			return rc;
+		}
+	} else {
+		snprintf(why, whylen, "unknown barrier '%s'", impl);
+		free(b);
+		return EINVAL;
+	}
+	*out = b;
+	return 0;
+nomem:
+	snprintf(why, whylen, "out of memory");
+	bench_barrier_free(b);
+	return ENOMEM;
+#if !HWS_HAVE_OPENMP || !HWS_HAVE_CK
+unsupported:
+	free(b);
+	return ENOTSUP;
+#endif
+}
+
+void bench_barrier_wait(struct bench_barrier *b, unsigned tid)
+{
+	switch (b->kind) {
+	case B_PTHREAD:
+		pthread_barrier_wait(&b->pb);
+		break;
+	case B_OMP: {
+#if HWS_HAVE_OPENMP
+#pragma omp barrier
+#endif
+		break;
+	}
+	case B_CXX:
+		cxx_barrier_wait(b->cxx);
+		break;
+#if HWS_HAVE_CK
+	case B_CK_CENTRAL:
+		ck_barrier_centralized(&b->ckc, &b->ckc_state[tid], b->n);
+		break;
+	case B_CK_DISS:
+		ck_barrier_dissemination(b->ckd, &b->ckd_state[tid]);
+		break;
+#endif
+	case B_HWS:
+		hws_barrier_wait(b->hws);
+		break;
+	default:
+		break;
+	}
+	(void)tid;
+}
+
+void bench_barrier_free(struct bench_barrier *b)
+{
+	if (!b)
+		return;
+	if (b->kind == B_PTHREAD)
+		pthread_barrier_destroy(&b->pb);
+	cxx_barrier_free(b->cxx);
+	if (b->hws)
+		hws_barrier_destroy(b->hws);
+#if HWS_HAVE_CK
+	if (b->ckd_flags) {
+		for (unsigned i = 0; i < b->n; i++)
+			free(b->ckd_flags[i]);
+		free(b->ckd_flags);
+	}
+	free(b->ckd);
+#endif
+	free(b);
+}
+
+int bench_barrier_team(struct bench_barrier *b, unsigned n, const int *cpus,
+		       void (*fn)(void *arg, unsigned i), void *arg)
+{
+#if HWS_HAVE_OPENMP
+	if (b->kind == B_OMP) {
+		int err = 0;
+		/* GNU OpenMP keeps its pool threads; each pins itself on entry. */
+#pragma omp parallel num_threads(n) shared(err)
+		{
+			unsigned i = (unsigned)omp_get_thread_num();
+			int rc = bench_pin_self(cpus[i]);
+			if (rc) {
+#pragma omp atomic write
+				err = rc;
+			}
+#pragma omp barrier
+			int e;
+#pragma omp atomic read
+			e = err;
+			if (!e && (unsigned)omp_get_num_threads() == n)
+				fn(arg, i);
+		}
+		return err;
+	}
+#endif
+	(void)b;
+	return bench_run_threads(n, cpus, fn, arg);
+}
+
+int bench_for_each_barrier(struct bench_ctx *ctx, unsigned n,
+			   int (*add)(struct bench_ctx *ctx, const char *impl, const char *policy,
+				      void *arg), void *arg)
+{
+	char list[] = BENCH_BARRIER_IMPLS, why[200];
+	const char *pwhy;
+	int rc;
+
+	for (char *save, *impl = strtok_r(list, ",", &save); impl; impl = strtok_r(NULL, ",", &save)) {
+		if (!bench_impl_on(ctx, impl))
+			continue;
+		bool hws = bench_barrier_is_hwsync(impl);
+		unsigned npol = hws ? bench_policy_count(ctx) : 1;
+		for (unsigned k = 0; k < npol; k++) {
+			const char *pol = hws ? bench_policy(ctx, k, &pwhy) : NULL;
+			struct bench_barrier *b;
+			if (hws && pwhy) {
+				/* the same reason for every kind: say it once */
+				if (!strcmp(impl, "hwsync-central") || !bench_impl_on(ctx, "hwsync-central"))
+					bench_skip(ctx, pwhy, "hwsync barriers policy %s", pol);
+				continue;
+			}
+			if ((rc = bench_barrier_new(&b, impl, pol, n, why, sizeof why))) {
+				/* not built in: one line for all its policies */
+				bool all = !hws || rc == ENOTSUP;
+				bench_skip(ctx, why, "%s%s%s", impl, all ? "" : " ", all ? "" : pol);
+				if (all)
+					break;
+				continue;
+			}
+			bench_barrier_free(b);
+			if ((rc = add(ctx, impl, pol, arg)))
+				return rc;
+		}
+	}
+	return 0;
+}

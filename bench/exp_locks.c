@@ -1,0 +1,551 @@
+/* locks: threads contend for one lock around a critical section of volatile
+ * increments.  Reproduces paper 003 Sec. 4.2 (Figs. 28-30: stages and
+ * acquisition timelines) and paper 004 Fig. 1 (throughput vs threads).
+ *
+ * Every thread loops: read the TSC (entry), acquire, read the TSC (acquired),
+ * CS increments of a shared volatile counter, read the TSC, release.  A row
+ * runs for --duration; a thread stops entering once the window has closed, so
+ * a lock that collapses (pure spinning with more threads than CPUs) costs at
+ * most one more hand-over per thread: it shows as few acquisitions and a long
+ * drain, never as a hang.  The counter doubles as a check of mutual
+ * exclusion. */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <hwsync/hwsync.h>
+#include "bench/energy.h"
+#include "bench/harness.h"
+#include "bench/peers.h"
+#include "bench/chrome_trace.h"
+
+#define DEFAULT_POLICIES "spin,pause,futex,adaptive"
+
+struct lk_thread {
+	_Alignas(HWS_CACHELINE) uint64_t acqs;   /* acquired inside the window */
+	uint64_t total, exit_tsc, rng, seen;
+	double *lat;                              /* reservoir of acquire latencies */
+	size_t nlat, cap;
+	struct chrome_trace_ev *tr;                 /* first acquisitions, when tracing */
+	size_t ntr, trcap;
+};
+
+struct lk_cell {
+	char impl[48], policy[96];
+	unsigned n, cs;
+	bool stats_warmup, stats_all;
+	size_t trace_cap;                /* events a thread may record (0 = no trace) */
+	struct bench_lock *l;
+	struct { _Alignas(HWS_CACHELINE) volatile uint64_t v; } counter;
+	struct { _Alignas(HWS_CACHELINE) _Atomic uint32_t ready; _Atomic uint64_t start, end; } gate;
+	uint64_t duration_ns;
+	struct lk_thread *th;
+	struct hws_lock_stats warm;      /* stages counted during warmup */
+	bool have_warm;
+	char label[200];
+};
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void lk_thread_fn(void *arg, unsigned i)
+{
+	struct lk_cell *k = arg;
+	struct lk_thread *t = &k->th[i];
+	uint64_t end, dur = hws_ns_to_tsc(k->duration_ns);
+
+	/* Start together: the last to arrive opens the window. */
+	/* relaxed: only counts arrivals; the release store of start publishes */
+	if (atomic_fetch_add_explicit(&k->gate.ready, 1, memory_order_relaxed) + 1 == k->n) {
+		uint64_t s = hws_tsc();
+		/* relaxed: published by the release store of start */
+		atomic_store_explicit(&k->gate.end, s + dur, memory_order_relaxed);
+		atomic_store_explicit(&k->gate.start, s, memory_order_release);
+	}
+	/* acquire: pairs with the release store of start */
+	while (!atomic_load_explicit(&k->gate.start, memory_order_acquire))
+		sched_yield();   /* there may be more threads than CPUs */
+	/* relaxed: ordered by the acquire load of start above */
+	end = atomic_load_explicit(&k->gate.end, memory_order_relaxed);
+
+	for (;;) {
+		uint64_t t0 = hws_tsc();
+		if (t0 >= end)
+			break;
+		bench_lock_acquire(k->l, i);
+		uint64_t t1 = hws_tsc();
+		for (unsigned c = 0; c < k->cs; c++)
+			k->counter.v++;
+		uint64_t t2 = hws_tsc();
+		bench_lock_release(k->l, i);
+		t->total++;
+		t->acqs += t1 < end;
+		if (t->ntr < t->trcap)
+			t->tr[t->ntr++] = (struct chrome_trace_ev){ t0, t1, t2 };
+		/* reservoir sample (Algorithm R): every acquisition equally likely */
+		if (t->nlat < t->cap)
+			t->lat[t->nlat++] = (double)(t1 - t0);
+		else if (t->cap) {
+			uint64_t r = xorshift(&t->rng) % (t->seen + 1);
+			if (r < t->cap)
+				t->lat[r] = (double)(t1 - t0);
+		}
+		t->seen++;
+	}
+	t->exit_tsc = hws_tsc();
+}
+
+static void emit_stages(struct bench_cell *c, const struct hws_lock_stats *st)
+{
+	if (!st->acquisitions)
+		return;
+	double a = (double)st->acquisitions;
+	bench_sample_value(c, "first_try", "%", 100.0 * (double)st->first_try / a);
+	bench_sample_value(c, "after_spin", "%", 100.0 * (double)st->after_spin / a);
+	bench_sample_value(c, "after_sleep", "%", 100.0 * (double)st->after_sleep / a);
+	bench_sample_value(c, "syscalls", "per acq", (double)st->syscalls / a);
+	bench_sample_value(c, "max_spins", "polls", (double)st->max_spins);
+}
+
+static void add_stats(struct hws_lock_stats *sum, const struct hws_lock_stats *st)
+{
+	sum->acquisitions += st->acquisitions;
+	sum->first_try += st->first_try;
+	sum->after_spin += st->after_spin;
+	sum->after_sleep += st->after_sleep;
+	sum->syscalls += st->syscalls;
+	sum->wait_ns += st->wait_ns;
+	if (st->max_spins > sum->max_spins)
+		sum->max_spins = st->max_spins;
+}
+
+static void free_buffers(struct lk_cell *k)
+{
+	for (unsigned i = 0; k->th && i < k->n; i++) {
+		free(k->th[i].lat);
+		free(k->th[i].tr);
+		k->th[i].lat = NULL;
+		k->th[i].tr = NULL;
+	}
+}
+
+/* The samples of one repetition; 0 or an errno value with c->skip set. */
+static int lk_results(struct bench_cell *c, struct lk_cell *k, double joules)
+{
+	uint64_t start = atomic_load(&k->gate.start), end = atomic_load(&k->gate.end);
+	uint64_t acqs = 0, total = 0, lo = UINT64_MAX, hi = 0, last_exit = end;
+	double sq = 0, ovh = (double)bench_tsc_overhead();
+
+	for (unsigned i = 0; i < k->n; i++) {
+		struct lk_thread *t = &k->th[i];
+		acqs += t->acqs;
+		total += t->total;
+		sq += (double)t->acqs * (double)t->acqs;
+		lo = t->acqs < lo ? t->acqs : lo;
+		hi = t->acqs > hi ? t->acqs : hi;
+		last_exit = t->exit_tsc > last_exit ? t->exit_tsc : last_exit;
+	}
+	if (k->counter.v != total * k->cs) {
+		snprintf(c->skip, sizeof c->skip, "error: mutual exclusion violated (counter %llu, "
+			 "expected %llu)", (unsigned long long)k->counter.v,
+			 (unsigned long long)(total * k->cs));
+		return EPROTO;
+	}
+	double secs = (double)hws_tsc_to_ns(end - start) / 1e9;
+	bench_sample_value(c, "throughput", "Macq/s", (double)acqs / secs / 1e6);
+	bench_sample_value(c, "acqs", "count", (double)acqs);
+	bench_sample_value(c, "jain", "index", sq > 0 ? (double)acqs * (double)acqs /
+						 ((double)k->n * sq) : 0);
+	bench_sample_value(c, "min_max", "ratio", hi ? (double)lo / (double)hi : 0);
+	bench_sample_cycles(c, "drain", last_exit - end);
+	for (unsigned i = 0; i < k->n; i++)
+		for (size_t s = 0; s < k->th[i].nlat; s++) {
+			double v = k->th[i].lat[s] - ovh;
+			bench_sample_cycles(c, "acquire", v > 0 ? (uint64_t)v : 0);
+		}
+	if (joules >= 0 && total)
+		bench_sample_value(c, "energy", "uJ/acq", joules * 1e6 / (double)total);
+	return 0;
+}
+
+static int lk_run(struct bench_ctx *ctx, struct bench_cell *c)
+{
+	struct lk_cell *k = c->priv;
+	bool stats = k->stats_all || (k->stats_warmup && !c->measuring);
+	bool trace = k->trace_cap && c->measuring && c->rep == 0;
+	size_t cap = bench_sample_budget(ctx) / k->n;
+	struct bench_energy en;
+	char why[200];
+	int rc;
+
+	rc = bench_lock_new(&k->l, k->impl, k->policy[0] ? k->policy : NULL, k->n, stats, why,
+			    sizeof why);
+	if (rc) {
+		snprintf(c->skip, sizeof c->skip, "%s", why);
+		return rc;
+	}
+	k->duration_ns = bench_opts(ctx)->duration_ns;
+	k->counter.v = 0;
+	atomic_store(&k->gate.ready, 0);
+	atomic_store(&k->gate.start, 0);
+	for (unsigned i = 0; i < k->n; i++) {
+		struct lk_thread *t = &k->th[i];
+		memset(t, 0, sizeof *t);
+		t->rng = 0x9E3779B97F4A7C15ull * (i + 1) + c->rep;
+		t->cap = cap ? cap : 1;
+		t->lat = malloc(t->cap * sizeof *t->lat);
+		t->trcap = trace ? k->trace_cap : 0;
+		t->tr = trace ? malloc(t->trcap * sizeof *t->tr) : NULL;
+		if (!t->lat || (trace && !t->tr)) {
+			free_buffers(k);
+			bench_lock_free(k->l);
+			snprintf(c->skip, sizeof c->skip, "out of memory");
+			return ENOMEM;
+		}
+	}
+	bool energy = bench_energy_start(&en) == 0;
+	rc = bench_lock_team(k->l, k->n, c->cpus, lk_thread_fn, k);
+	double joules = energy ? bench_energy_joules(&en) : -1;
+	struct hws_lock_stats st;
+	bool have_st = stats && bench_lock_stats(k->l, &st);
+	bench_lock_free(k->l);
+	k->l = NULL;
+	if (rc) {
+		free_buffers(k);
+		snprintf(c->skip, sizeof c->skip, "cannot run the threads: %s", strerror(rc));
+		return rc;
+	}
+	rc = lk_results(c, k, joules);
+	if (!rc && have_st) {
+		if (k->stats_all) {
+			emit_stages(c, &st);
+		} else {
+			add_stats(&k->warm, &st);
+			k->have_warm = true;
+		}
+	}
+	if (!rc && k->stats_warmup && c->measuring && c->rep == 0 && k->have_warm)
+		emit_stages(c, &k->warm);
+	if (!rc && trace) {
+		struct chrome_trace_ev *ev[BENCH_MAX_CPUS];
+		size_t nev[BENCH_MAX_CPUS];
+		for (unsigned i = 0; i < k->n; i++) {
+			ev[i] = k->th[i].tr;
+			nev[i] = k->th[i].ntr;
+		}
+		if (chrome_trace_row(k->label, k->n, c->cpus, atomic_load(&k->gate.start), ev, nev))
+			fprintf(stderr, "hwsync bench: locks: cannot write the trace: %s\n",
+				strerror(errno ? errno : EIO));
+	}
+	free_buffers(k);
+	return rc;
+}
+
+static void lk_cleanup(struct bench_cell *c)
+{
+	struct lk_cell *k = c->priv;
+	if (!k)
+		return;
+	free_buffers(k);
+	if (k->trace_cap)
+		chrome_trace_put();
+	free(k->th);
+	free(k);
+	c->priv = NULL;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+struct lk_setup {
+	const char *placement;
+	unsigned n, ncpu;
+	const int *cpus;
+	unsigned cs;
+	int stats;           /* 0 off, 1 warmup, 2 all */
+	size_t trace_events;
+};
+
+static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *impl,
+		  const char *policy, const char *resolved)
+{
+	struct lk_cell *k = aligned_alloc(HWS_CACHELINE, sizeof *k);
+	struct bench_cell *c = k ? bench_cell_new(ctx, impl, policy) : NULL;
+	if (!c) {
+		free(k);
+		return bench_error("out of memory");
+	}
+	memset(k, 0, sizeof *k);
+	c->priv = k;
+	snprintf(k->impl, sizeof k->impl, "%s", impl);
+	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
+	k->n = s->n;
+	k->cs = s->cs;
+	k->stats_warmup = s->stats == 1 && bench_lock_is_hwsync(impl);
+	k->stats_all = s->stats == 2 && bench_lock_is_hwsync(impl);
+	if (!(k->th = aligned_alloc(HWS_CACHELINE, s->n * sizeof *k->th)))
+		return bench_error("out of memory");
+	memset(k->th, 0, s->n * sizeof *k->th);
+	if (s->trace_events) {
+		k->trace_cap = s->trace_events / 2 / s->n;
+		k->trace_cap = k->trace_cap ? k->trace_cap : 1;
+		chrome_trace_hold();
+	}
+	snprintf(k->label, sizeof k->label, "%s%s%s: %u threads on %u CPUs, cs %u, %s", impl,
+		 policy ? " " : "", policy ? policy : "", s->n, s->ncpu, s->cs, s->placement);
+	c->nthreads = s->n;
+	memcpy(c->cpus, s->cpus, s->n * sizeof *s->cpus);
+	bench_param_num(c, "cs", s->cs);
+	bench_param(c, "placement", "%s", s->placement);
+	bench_param_num(c, "ncpu", s->ncpu);
+	if (resolved)
+		bench_param(c, "kind", "%s", resolved);
+	return 0;
+}
+
+static bool policy_in(const char *list, const char *pol)
+{
+	size_t len = strlen(pol);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == len && !strncmp(p, pol, n))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+/* Every implementation for one thread configuration and critical section. */
+static int lk_add_all(struct bench_ctx *ctx, const struct lk_setup *s)
+{
+	const struct bench_opts *o = bench_opts(ctx);
+	char list[] = BENCH_LOCK_IMPLS, why[200];
+	int rc;
+
+	for (char *save, *impl = strtok_r(list, ",", &save); impl; impl = strtok_r(NULL, ",", &save)) {
+		if (!bench_impl_on(ctx, impl))
+			continue;
+		bool hws = bench_lock_is_hwsync(impl), autok = hws && !strcmp(impl, "hwsync-auto");
+		unsigned npol = hws && !autok ? bench_policy_count(ctx) : 1;
+		for (unsigned p = 0; p < npol; p++) {
+			const char *pwhy = NULL;
+			const char *pol = hws && !autok ? bench_policy(ctx, p, &pwhy) : NULL;
+			if (pol && !o->policies.n && !o->quick && !policy_in(DEFAULT_POLICIES, pol))
+				continue;
+			if (pwhy) {
+				bench_skip(ctx, pwhy, "hwsync locks policy %s", pol);
+				continue;
+			}
+			struct bench_lock *l;
+			if ((rc = bench_lock_new(&l, impl, pol, s->n, false, why, sizeof why))) {
+				bool all = !hws || rc == ENOTSUP;
+				bench_skip(ctx, why, "%s%s%s", impl, all ? "" : " ", all ? "" : pol);
+				if (all)
+					break;
+				continue;
+			}
+			char resolved[32] = "";
+			if (autok)
+				snprintf(resolved, sizeof resolved, "%s", bench_lock_resolved(l));
+			bench_lock_free(l);
+			if ((rc = lk_add(ctx, s, impl, pol, autok ? resolved : NULL)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* How many CPUs PLACEMENT gives at most (0 when none), and which. */
+static unsigned max_cpus(struct bench_ctx *ctx, const char *placement, int *cpus)
+{
+	const char *why;
+	if (bench_opts(ctx)->ncpus) {
+		unsigned n = bench_opts(ctx)->ncpus;
+		return bench_place(ctx, placement, n, cpus, &why) ? 0 : n;
+	}
+	for (unsigned n = BENCH_MAX_CPUS; n > 0; n--)
+		if (bench_place(ctx, placement, n, cpus, &why) == 0)
+			return n;
+	return 0;
+}
+
+static unsigned distinct(const int *cpus, unsigned n)
+{
+	unsigned d = 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j;
+		for (j = 0; j < i && cpus[j] != cpus[i]; j++)
+			;
+		d += j == i;
+	}
+	return d;
+}
+
+static int lk_setup(struct bench_ctx *ctx)
+{
+	const struct bench_list *pl = bench_placements(ctx);
+	unsigned cs[16], ncs, ov, one, nth, tev;
+	const unsigned *threads = bench_threads(ctx, &nth);
+	const char *stages = bench_xopt(ctx, "stages"), *trace = bench_xopt(ctx, "trace"), *why;
+	struct lk_setup s = { 0 };
+	int rc;
+
+	if (bench_parse_ulist(bench_xopt(ctx, "cs"), cs, 16, &ncs))
+		return bench_error("locks: --cs takes a list of increment counts, e.g. 100,1000");
+	if (bench_parse_ulist(bench_xopt(ctx, "oversub"), &ov, 1, &one) || ov > 64)
+		return bench_error("locks: --oversub takes one number 0..64 (0 = no such rows)");
+	if (bench_parse_ulist(bench_xopt(ctx, "trace-events"), &tev, 1, &one) || !tev ||
+	    tev > 1000000)
+		return bench_error("locks: --trace-events takes one number 1..1000000");
+	if (!strcmp(stages, "off"))
+		s.stats = 0;
+	else if (!strcmp(stages, "warmup"))
+		s.stats = 1;
+	else if (!strcmp(stages, "all"))
+		s.stats = 2;
+	else
+		return bench_error("locks: --stages is off, warmup or all (not '%s')", stages);
+	if (trace[0]) {
+		if ((rc = chrome_trace_open(trace)))
+			return bench_error("locks: cannot write --trace '%s': %s", trace, strerror(rc));
+		s.trace_events = tev;
+	}
+	if (s.stats == 1 && !bench_opts(ctx)->warmup)
+		bench_skip(ctx, "--stages warmup counts during warmup rounds and --warmup is 0",
+			   "stage breakdown");
+	for (unsigned p = 0; p < pl->n; p++) {
+		int cpus[BENCH_MAX_CPUS], base[BENCH_MAX_CPUS];
+		bool gone = false;
+		s.placement = pl->v[p];
+		for (unsigned t = 0; t < nth && !gone; t++) {
+			rc = bench_place(ctx, pl->v[p], threads[t], cpus, &why);
+			if (rc == ENOTSUP) {
+				bench_skip(ctx, why, "all placement=%s", pl->v[p]);
+				gone = true;
+				break;
+			}
+			if (rc) {
+				bench_skip(ctx, why, "threads=%u placement=%s (see --oversub)",
+					   threads[t], pl->v[p]);
+				continue;
+			}
+			s.n = threads[t];
+			s.cpus = cpus;
+			s.ncpu = distinct(cpus, s.n);
+			for (unsigned i = 0; i < ncs; i++) {
+				s.cs = cs[i];
+				if ((rc = lk_add_all(ctx, &s)))
+					return rc;
+			}
+		}
+		unsigned m = gone || !ov ? 0 : max_cpus(ctx, pl->v[p], base);
+		if (m) {   /* oversubscribed: ov threads per CPU, round-robin */
+			s.n = ov * m > BENCH_MAX_CPUS ? BENCH_MAX_CPUS : ov * m;
+			for (unsigned i = 0; i < s.n; i++)
+				cpus[i] = base[i % m];
+			s.cpus = cpus;
+			s.ncpu = distinct(cpus, s.n);
+			bool dup = false;
+			for (unsigned t = 0; t < nth; t++)
+				dup |= threads[t] == s.n && s.ncpu == m;
+			for (unsigned i = 0; i < ncs && !dup && s.n > s.ncpu; i++) {
+				s.cs = cs[i];
+				if ((rc = lk_add_all(ctx, &s)))
+					return rc;
+			}
+		}
+	}
+	if (bench_energy_available(&why))
+		bench_skip(ctx, why, "energy (joules per acquisition)");
+	return 0;
+}
+
+static const struct bench_xopt lk_xopts[] = {
+	{ "cs", "100,1000,10000", "100",
+	  "critical sections: volatile increments of a shared counter while holding the lock" },
+	{ "oversub", "4", NULL,
+	  "also run OVERSUB threads per CPU of each placement, round-robin (e.g. 8 threads on\n"
+	  "        2 CPUs); 0 = no oversubscribed rows" },
+	{ "stages", "warmup", NULL,
+	  "stage counters of the hwsync rows: off, warmup (counted in the warmup rounds so the\n"
+	  "        measured rounds run uninstrumented), all (counted in every round)" },
+	{ "trace", "", NULL,
+	  "write the acquisition timeline of the first measured repetition of every row to\n"
+	  "        FILE as Chrome trace-event JSON (open in https://ui.perfetto.dev)" },
+	{ "trace-events", "2000", NULL, "events per row in the --trace file (two per acquisition)" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct bench_exp locks_exp = {
+	.name = "locks",
+	.title = "lock acquisition latency, throughput, fairness, stages, timeline",
+	.reproduces = "paper 003 Sec. 4.2 and Figs. 28-30; paper 004 Fig. 1",
+	.help =
+"    T threads contend for one lock.  Each loops: entry (TSC), acquire, acquired\n"
+"    (TSC), a critical section of --cs volatile increments of a shared counter,\n"
+"    release; no work outside the lock, so the lock is always wanted.  A row\n"
+"    runs for --duration.  Threads stop entering when the window closes, so a\n"
+"    lock that collapses under oversubscription (a spinning waiter holds the CPU\n"
+"    the holder or the next in line needs) shows as few acquisitions and a long\n"
+"    drain instead of hanging the run.  The counter is checked against the\n"
+"    acquisitions: a lost increment is reported as an error.\n"
+"\n"
+"    Rows: thread count x critical section x placement x implementation; the\n"
+"    oversubscribed rows (--oversub) put several threads on each CPU.\n"
+"\n"
+"    pthread-mutex     pthread_mutex_lock/unlock (glibc, default attributes)\n"
+"    pthread-spin      pthread_spin_lock/unlock (glibc)\n"
+"    omp-lock          omp_set_lock/omp_unset_lock in a GNU OpenMP team\n"
+"    omp-critical      an unnamed #pragma omp critical (GOMP_critical_start/end)\n"
+"    ck-fas            Concurrency Kit ck_spinlock_fas (test-and-set)\n"
+"    ck-ticket         Concurrency Kit ck_spinlock_ticket\n"
+"    ck-mcs            Concurrency Kit ck_spinlock_mcs (a node per thread)\n"
+"    ck-clh            Concurrency Kit ck_spinlock_clh (a node per thread)\n"
+"    hwsync-KIND       hws_lock_create(KIND, policy): tas, ttas, ticket, mcs, clh,\n"
+"                      1spinner, mutex; once per wait policy (default spin, pause,\n"
+"                      futex, adaptive; --quick pause, futex, adaptive)\n"
+"    hwsync-auto       hws_lock_create(\"auto\", NULL): the kind and policy hwsync\n"
+"                      picks for this machine (column kind)\n"
+"\n"
+"METRICS\n"
+"    acquire      entry to acquired, per acquisition (a uniform sample of all of\n"
+"                 them), minus the cost of reading the TSC: the latency distribution\n"
+"                 (p5/p95/p99 in the JSON)\n"
+"    throughput   acquisitions in the window per second (Macq/s)\n"
+"    acqs         acquisitions in the window: tells a collapsed lock\n"
+"    jain         Jain's fairness index of the per-thread acquisitions,\n"
+"                 (sum x)^2 / (T sum x^2): 1 = even, 1/T = one thread had them all\n"
+"    min_max      fewest / most acquisitions of any thread\n"
+"    drain        from the end of the window until the last thread left\n"
+"    first_try, after_spin, after_sleep\n"
+"                 hwsync rows, paper 003's stages: % of acquisitions that succeeded\n"
+"                 on the first atomic, after spinning, after sleeping in the kernel\n"
+"    syscalls     hwsync rows: futex calls (waiters and wakers) per acquisition\n"
+"    max_spins    hwsync rows: longest spin of one acquisition, in polls\n"
+"    energy       package energy per acquisition (uJ), where RAPL is readable\n"
+"\n"
+"    The stage counters cost a little (one more atomic and two clock reads an\n"
+"    acquisition), so by default they are taken in the warmup rounds only.\n"
+"    --trace FILE writes the timeline of the first measured repetition of every\n"
+"    row (\"wait\" slices from entry to acquired, \"hold\" slices while held;\n"
+"    one process per row, one track per thread), paper 003 Figs. 28-30.\n"
+"\n"
+"    Oversubscribed with explicit CPUs: --cpus 0,1 --threads 8 --oversub 0.\n",
+	.impls = BENCH_LOCK_IMPLS,
+	.uses_policies = true,
+	.quick_policies = "pause,futex,adaptive",
+	.def_threads = "1,2,N",
+	.def_placements = "smt,core",
+	.xopts = lk_xopts,
+	.rank = 70,
+	.setup = lk_setup,
+	.run = lk_run,
+	.cleanup = lk_cleanup,
+};
+BENCH_REGISTER(locks_exp)

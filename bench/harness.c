@@ -1,0 +1,480 @@
+/* Harness services for the experiments: registry, option access, placement,
+ * cells and samples, pinned threads, the matrix-multiply job, progress. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <glob.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <hwsync/hwsync.h>
+#include "bench/internal.h"
+
+/* ---- registry ----------------------------------------------------------- */
+static const struct bench_exp *registry[32];
+static unsigned nregistry;
+
+void bench_register(const struct bench_exp *e)
+{
+	if (nregistry < sizeof registry / sizeof registry[0])
+		registry[nregistry++] = e;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct bench_exp *x = *(const struct bench_exp *const *)a;
+	const struct bench_exp *y = *(const struct bench_exp *const *)b;
+	return x->rank != y->rank ? (x->rank > y->rank) - (x->rank < y->rank)
+				  : strcmp(x->name, y->name);
+}
+
+const struct bench_exp *const *bench_experiments(unsigned *n)
+{
+	qsort(registry, nregistry, sizeof registry[0], by_rank);
+	*n = nregistry;
+	return registry;
+}
+
+const struct bench_exp *bench_find(const char *name)
+{
+	for (unsigned i = 0; i < nregistry; i++)
+		if (!strcmp(registry[i]->name, name))
+			return registry[i];
+	return NULL;
+}
+
+/* ---- options ------------------------------------------------------------ */
+const struct bench_opts *bench_opts(const struct bench_ctx *ctx) { return ctx->o; }
+const struct bench_exp *bench_exp_of(const struct bench_ctx *ctx) { return ctx->exp; }
+
+const char *bench_xopt(const struct bench_ctx *ctx, const char *name)
+{
+	const struct bench_xopt *x = ctx->exp->xopts;
+	for (unsigned i = 0; x && x[i].name; i++) {
+		if (strcmp(x[i].name, name))
+			continue;
+		if (ctx->o->xval[i])
+			return ctx->o->xval[i];
+		return ctx->o->quick && x[i].quick ? x[i].quick : x[i].def;
+	}
+	return NULL;
+}
+
+int bench_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("hwsync bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static unsigned online_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/* "1,2,4-6"; the letter N stands for the number of CPUs we may run on. */
+int bench_parse_ulist(const char *s, unsigned *v, unsigned max, unsigned *n)
+{
+	*n = 0;
+	while (*s) {
+		char *end;
+		unsigned long a, b;
+		if (*s == 'N') {
+			a = online_cpus();
+			end = (char *)s + 1;
+		} else {
+			if (*s < '0' || *s > '9')
+				return EINVAL;
+			a = strtoul(s, &end, 10);
+		}
+		b = a;
+		if (*end == '-') {
+			if (end[1] == 'N') {
+				b = online_cpus();
+				end += 2;
+			} else if (end[1] >= '0' && end[1] <= '9') {
+				b = strtoul(end + 1, &end, 10);
+			} else {
+				return EINVAL;
+			}
+		}
+		if (b < a || b - a > 4096)
+			return EINVAL;
+		for (unsigned long x = a; x <= b; x++) {
+			bool dup = false;
+			for (unsigned i = 0; i < *n; i++)
+				dup |= v[i] == x;
+			if (dup)
+				continue;
+			if (*n >= max)
+				return EINVAL;
+			v[(*n)++] = (unsigned)x;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return EINVAL;
+		s = end;
+	}
+	return *n ? 0 : EINVAL;
+}
+
+bool bench_impl_on(const struct bench_ctx *ctx, const char *impl)
+{
+	const struct bench_list *l = &ctx->o->impls;
+	if (!l->n)
+		return true;
+	for (unsigned i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], impl))
+			return true;
+	return false;
+}
+
+const unsigned *bench_threads(const struct bench_ctx *ctx, unsigned *n)
+{
+	*n = ctx->nthreads;
+	return ctx->threads;
+}
+
+const struct bench_list *bench_placements(const struct bench_ctx *ctx)
+{
+	return &ctx->placements;
+}
+
+unsigned bench_policy_count(const struct bench_ctx *ctx)
+{
+	return ctx->policies.n ? ctx->policies.n : HWS_WAIT_NKINDS;
+}
+
+/* The i-th policy spec; *why_not is NULL when it can run here. */
+const char *bench_policy(const struct bench_ctx *ctx, unsigned i, const char **why_not)
+{
+	static __thread char why[200];
+	const char *spec = ctx->policies.n ? ctx->policies.v[i]
+					      : hws_wait_kind_name((enum hws_wait_kind)i);
+	hws_wait_t w;
+	*why_not = NULL;
+	if (hws_wait_init(&w, spec)) {
+		snprintf(why, sizeof why, "%s", hws_last_error());
+		*why_not = why;
+	}
+	return spec;
+}
+
+/* ---- placement ---------------------------------------------------------- */
+int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, int *cpus,
+		const char **why)
+{
+	*why = NULL;
+	if (!n) {
+		*why = "zero threads";
+		return EINVAL;
+	}
+	if (n > BENCH_MAX_CPUS) {
+		*why = "too many threads";
+		return ERANGE;
+	}
+	if (ctx->o->ncpus) {   /* --cpus: thread i on the i-th CPU, round-robin */
+		for (unsigned i = 0; i < n; i++)
+			cpus[i] = ctx->o->cpus[i % ctx->o->ncpus];
+		return 0;
+	}
+	int rc = hws_topo_place(hws_topo_this(), placement, n, cpus);
+	if (rc) {
+		static __thread char buf[200];
+		snprintf(buf, sizeof buf, "%s", hws_last_error());
+		*why = buf;
+	}
+	return rc;
+}
+
+/* ---- cells, parameters, skipped ----------------------------------------- */
+struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy)
+{
+	if (ctx->ncells == ctx->capcells) {
+		unsigned cap = ctx->capcells ? 2 * ctx->capcells : 16;
+		void *p = realloc(ctx->cells, cap * sizeof *ctx->cells);
+		if (!p)
+			return NULL;
+		ctx->cells = p;
+		ctx->capcells = cap;
+	}
+	struct bench_cell *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	snprintf(c->impl, sizeof c->impl, "%s", impl);
+	snprintf(c->policy, sizeof c->policy, "%s", policy ? policy : "");
+	ctx->cells[ctx->ncells++] = c;
+	return c;
+}
+
+static void param_set(struct bench_cell *c, const char *key, const char *val, bool num)
+{
+	unsigned i;
+	for (i = 0; i < c->nparams && strcmp(c->param[i].key, key); i++)
+		;
+	if (i == BENCH_MAX_PARAMS)
+		return;
+	if (i == c->nparams)
+		c->nparams++;
+	snprintf(c->param[i].key, sizeof c->param[i].key, "%s", key);
+	snprintf(c->param[i].val, sizeof c->param[i].val, "%s", val);
+	c->param[i].num = num;
+}
+
+void bench_param(struct bench_cell *c, const char *key, const char *fmt, ...)
+{
+	char v[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v, sizeof v, fmt, ap);
+	va_end(ap);
+	param_set(c, key, v, false);
+}
+
+void bench_param_num(struct bench_cell *c, const char *key, double v)
+{
+	char s[64];
+	snprintf(s, sizeof s, "%.10g", v);
+	param_set(c, key, s, true);
+}
+
+void bench_skip(struct bench_ctx *ctx, const char *reason, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	for (unsigned i = 0; i < ctx->nskipped; i++)   /* say each thing once */
+		if (!strcmp(ctx->skipped[i].what, what) && !strcmp(ctx->skipped[i].reason, reason))
+			return;
+	if (ctx->nskipped == ctx->capskipped) {
+		unsigned cap = ctx->capskipped ? 2 * ctx->capskipped : 8;
+		void *p = realloc(ctx->skipped, cap * sizeof *ctx->skipped);
+		if (!p)
+			return;
+		ctx->skipped = p;
+		ctx->capskipped = cap;
+	}
+	struct bench_skipped *s = &ctx->skipped[ctx->nskipped++];
+	snprintf(s->what, sizeof s->what, "%s", what);
+	snprintf(s->reason, sizeof s->reason, "%s", reason);
+}
+
+/* ---- samples ------------------------------------------------------------ */
+static struct bench_metric *metric(struct bench_cell *c, const char *name, const char *unit,
+				   bool timed)
+{
+	unsigned i;
+	for (i = 0; i < c->nmetrics && strcmp(c->m[i].name, name); i++)
+		;
+	if (i == c->nmetrics) {
+		if (i == BENCH_MAX_METRICS)
+			return NULL;
+		c->nmetrics++;
+		snprintf(c->m[i].name, sizeof c->m[i].name, "%s", name);
+		snprintf(c->m[i].unit, sizeof c->m[i].unit, "%s", timed ? "ns" : unit);
+		c->m[i].timed = timed;
+	}
+	struct bench_metric *m = &c->m[i];
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		double *p = realloc(m->s, cap * sizeof *p);
+		if (!p)
+			return NULL;
+		m->s = p;
+		m->cap = cap;
+	}
+	return m;
+}
+
+void bench_sample_cycles(struct bench_cell *c, const char *name, uint64_t cycles)
+{
+	struct bench_metric *m;
+	if (c->measuring && (m = metric(c, name, "ns", true)))
+		m->s[m->n++] = (double)cycles;
+}
+
+void bench_sample_value(struct bench_cell *c, const char *name, const char *unit, double v)
+{
+	struct bench_metric *m;
+	if (c->measuring && (m = metric(c, name, unit, false)))
+		m->s[m->n++] = v;
+}
+
+size_t bench_sample_budget(const struct bench_ctx *ctx)
+{
+	size_t per = 200000 / (ctx->o->reps ? ctx->o->reps : 1);
+	return per < 100 ? 100 : per;
+}
+
+uint64_t bench_tsc_overhead(void)
+{
+	static uint64_t overhead;
+	if (!overhead) {
+		uint64_t best = UINT64_MAX;
+		for (int i = 0; i < 2000; i++) {
+			uint64_t a = hws_tsc(), b = hws_tsc();
+			if (b - a < best)
+				best = b - a;
+		}
+		overhead = best ? best : 1;
+	}
+	return overhead;
+}
+
+/* ---- threads ------------------------------------------------------------ */
+int bench_pin_self(int cpu)
+{
+	return hws_topo_pin_self(cpu);
+}
+
+struct thr_group {
+	void (*fn)(void *, unsigned);
+	void *arg;
+	const int *cpus;
+	pthread_mutex_t mu;     /* start gate: threads wait until go is set */
+	pthread_cond_t cv;
+	unsigned pinned;        /* threads past pinning, under mu */
+	bool go;
+	int err;                /* under mu */
+};
+
+struct thr_arg {
+	struct thr_group *g;
+	unsigned i;
+};
+
+static void *thr_main(void *p)
+{
+	struct thr_arg *a = p;
+	struct thr_group *g = a->g;
+	int rc = bench_pin_self(g->cpus[a->i]);
+	pthread_mutex_lock(&g->mu);
+	if (rc)
+		g->err = rc;
+	g->pinned++;
+	pthread_cond_broadcast(&g->cv);
+	while (!g->go)
+		pthread_cond_wait(&g->cv, &g->mu);
+	rc = g->err;
+	pthread_mutex_unlock(&g->mu);
+	if (!rc)
+		g->fn(g->arg, a->i);
+	return NULL;
+}
+
+int bench_run_threads(unsigned n, const int *cpus, void (*fn)(void *arg, unsigned i), void *arg)
+{
+	struct thr_group g = { .fn = fn, .arg = arg, .cpus = cpus,
+			       .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	pthread_t *t = calloc(n, sizeof *t);
+	struct thr_arg *a = calloc(n, sizeof *a);
+	unsigned started = 0;
+	int rc = 0;
+
+	if (!t || !a) {
+		free(t);
+		free(a);
+		return ENOMEM;
+	}
+	for (; started < n; started++) {
+		a[started] = (struct thr_arg){ &g, started };
+		rc = pthread_create(&t[started], NULL, thr_main, &a[started]);
+		if (rc)
+			break;
+	}
+	/* Every thread pins itself before waiting at the gate, so a pinning
+	 * failure is known before anyone runs fn. */
+	pthread_mutex_lock(&g.mu);
+	while (g.pinned < started)
+		pthread_cond_wait(&g.cv, &g.mu);
+	if (rc)
+		g.err = rc;
+	g.go = true;
+	pthread_cond_broadcast(&g.cv);
+	pthread_mutex_unlock(&g.mu);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	free(a);
+	return g.err;
+}
+
+/* ---- the fixed floating-point job -------------------------------------- */
+double bench_matmul(unsigned n, unsigned units)
+{
+	static __thread double *buf;
+	static __thread unsigned have;
+	if (n > have) {
+		free(buf);
+		buf = malloc(3 * (size_t)n * n * sizeof *buf);
+		if (!buf) {
+			have = 0;
+			return 0;
+		}
+		have = n;
+		for (size_t i = 0; i < 3 * (size_t)n * n; i++)
+			buf[i] = (double)(i % 7) * 0.25 + 1.0;
+	}
+	double *A = buf, *B = buf + (size_t)n * n, *C = buf + 2 * (size_t)n * n, sum = 0;
+	for (unsigned u = 0; u < units; u++) {
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned j = 0; j < n; j++) {
+				double s = 0;
+				for (unsigned k = 0; k < n; k++)
+					s += A[i * n + k] * B[k * n + j];
+				C[i * n + j] = s;
+			}
+		sum += C[(u * 7) % ((size_t)n * n)];
+		A[u % ((size_t)n * n)] += 1e-9;   /* next unit differs: not hoisted */
+	}
+	return sum;
+}
+
+/* ---- progress ----------------------------------------------------------- */
+void bench_progress(struct bench_ctx *ctx, const char *fmt, ...)
+{
+	uint64_t now = hws_now_ns();
+	bool tty = isatty(2);
+	if (now - ctx->t_start_ns < 3000000000ull ||
+	    now - ctx->last_progress_ns < (tty ? 250000000ull : 10000000000ull))
+		return;
+	ctx->last_progress_ns = now;
+	char line[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	fprintf(stderr, tty ? "\r\033[K[%s %.0fs] %s" : "[%s %.0fs] %s\n", ctx->exp->name,
+		(double)(now - ctx->t_start_ns) / 1e9, line);
+	ctx->progress_shown = tty;
+}
+
+/* ---- energy -------------------------------------------------------------- */
+int bench_energy_available(const char **why)
+{
+	glob_t g;
+	int found = 0;
+	if (glob("/sys/class/powercap/intel-rapl*/energy_uj", 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc && !found; i++)
+			found = access(g.gl_pathv[i], R_OK) == 0;
+		globfree(&g);
+	}
+	if (found)
+		return 0;
+	*why = "no RAPL (no readable /sys/class/powercap/intel-rapl*/energy_uj)";
+	return ENOTSUP;
+}

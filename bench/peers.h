@@ -1,0 +1,81 @@
+/* Peers and hwsync primitives behind one small interface, so that every
+ * experiment runs them the same way.  Barriers: hwsync kinds (per wait
+ * policy), glibc pthread_barrier, GNU OpenMP `omp barrier`, Concurrency Kit,
+ * C++20 std::barrier.  Wait/notify on a word: C++20 std::atomic::wait. */
+#ifndef HWS_BENCH_PEERS_H
+#define HWS_BENCH_PEERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- C++20 (peers_cxx.cpp) ---------------------------------------------- */
+struct cxx_word;                  /* std::atomic<uint32_t> */
+struct cxx_word *cxx_word_new(void);
+void cxx_word_free(struct cxx_word *w);
+uint32_t cxx_word_load(struct cxx_word *w);
+void cxx_word_store_notify_one(struct cxx_word *w, uint32_t v);   /* store, notify_one */
+void cxx_word_wait_while(struct cxx_word *w, uint32_t old);      /* until != old */
+
+struct cxx_barrier;               /* std::barrier<> */
+struct cxx_barrier *cxx_barrier_new(unsigned n);
+void cxx_barrier_wait(struct cxx_barrier *b);                    /* arrive_and_wait */
+void cxx_barrier_free(struct cxx_barrier *b);
+
+/* ---- barriers (barrier_impls.c) ----------------------------------------- */
+/* Every barrier implementation, peers first; hwsync kinds are hwsync-<kind>
+ * (the kinds of include/hwsync/barrier.h), run once per wait policy. */
+#define BENCH_BARRIER_IMPLS "pthread-barrier,omp-barrier,cxx-barrier,ck-centralized," \
+	"ck-dissemination,hwsync-central,hwsync-pair,hwsync-hier,hwsync-dissemination,hwsync-tree"
+static inline bool bench_barrier_is_hwsync(const char *impl)
+{
+	return impl[0] == 'h' && impl[1] == 'w';
+}
+struct bench_barrier;
+/* 0, or ENOTSUP/EINVAL with the reason in why (the row is then skipped). */
+int bench_barrier_new(struct bench_barrier **b, const char *impl, const char *policy,
+		      unsigned n, char *why, size_t whylen);
+void bench_barrier_wait(struct bench_barrier *b, unsigned tid);
+void bench_barrier_free(struct bench_barrier *b);
+/* Run fn(arg, i) on n pinned threads the way this barrier needs them (an
+ * OpenMP team for omp-barrier, else plain threads). */
+int bench_barrier_team(struct bench_barrier *b, unsigned n, const int *cpus,
+		       void (*fn)(void *arg, unsigned i), void *arg);
+
+/* ---- locks (lock_impls.c) ----------------------------------------------- */
+/* Every lock implementation, peers first; hwsync kinds are hwsync-<kind>
+ * (include/hwsync/lock.h), run once per wait policy except hwsync-auto, which
+ * picks its own. */
+#define BENCH_LOCK_IMPLS "pthread-mutex,pthread-spin,omp-lock,omp-critical,ck-fas,ck-ticket," \
+	"ck-mcs,ck-clh,hwsync-tas,hwsync-ttas,hwsync-ticket,hwsync-mcs,hwsync-clh," \
+	"hwsync-1spinner,hwsync-mutex,hwsync-auto"
+static inline bool bench_lock_is_hwsync(const char *impl)
+{
+	return impl[0] == 'h' && impl[1] == 'w';
+}
+struct bench_lock;
+struct hws_lock_stats;
+/* For n threads (tid 0..n-1); stats: count paper 003's stages (hwsync only).
+ * 0, or ENOTSUP/EINVAL with the reason in why (the row is then skipped). */
+int bench_lock_new(struct bench_lock **l, const char *impl, const char *policy, unsigned n,
+		   bool stats, char *why, size_t whylen);
+void bench_lock_acquire(struct bench_lock *l, unsigned tid);
+void bench_lock_release(struct bench_lock *l, unsigned tid);
+/* hwsync rows: the stage counters so far (true); peers: false. */
+bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st);
+/* hwsync rows: the kind actually used (auto resolves); peers: NULL. */
+const char *bench_lock_resolved(struct bench_lock *l);
+void bench_lock_free(struct bench_lock *l);
+/* Run fn(arg, i) on n pinned threads the way this lock needs them (an OpenMP
+ * team for omp-*, else plain threads). */
+int bench_lock_team(struct bench_lock *l, unsigned n, const int *cpus,
+		    void (*fn)(void *arg, unsigned i), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

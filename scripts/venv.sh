@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Create .venv at the top of the repository with matplotlib, for `hwsync
+# report` (tools/report/report.py).  Idempotent: does nothing when present.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+venv="$top/.venv"
+if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c 'import matplotlib' 2>/dev/null; then
+  exit 0
+fi
+python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check matplotlib
+echo "venv: $venv with matplotlib" >&2

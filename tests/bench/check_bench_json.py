@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Check a `hwsync bench --out` file against the hwsync-bench/1 schema
+(docs/bench-schema.md) and, optionally, what one experiment must contain.
+
+usage: check_bench_json.py FILE [--exp NAME] [--impl PREFIX:METRIC,METRIC ...]
+                           [--min-rows N] [--trace FILE --trace-max N]
+
+--impl PREFIX:METRICS  every row whose impl starts with PREFIX has these
+                       metrics, and there is at least one such row
+Exit 0 when it conforms, 1 with the reasons on stderr."""
+import json
+import sys
+
+errors = []
+
+
+def err(msg):
+    errors.append(msg)
+
+
+def need(obj, key, types, where):
+    if not isinstance(obj, dict) or key not in obj:
+        err(f"{where}: missing '{key}'")
+        return None
+    if not isinstance(obj[key], types):
+        err(f"{where}.{key}: wrong type {type(obj[key]).__name__}")
+        return None
+    return obj[key]
+
+
+NUM = (int, float)
+
+
+def check_metric(m, where):
+    unit = need(m, "unit", str, where)
+    n = need(m, "n", int, where)
+    if n is not None and n < 1:
+        err(f"{where}: n = {n}")
+    for k in ("median", "p5", "p95", "p99"):
+        need(m, k, NUM, where)
+    ci = need(m, "ci95", list, where)
+    if ci is not None and (len(ci) != 2 or not all(isinstance(v, NUM) for v in ci)):
+        err(f"{where}.ci95: not two numbers")
+    if all(isinstance(m.get(k), NUM) for k in ("p5", "median", "p95", "p99")):
+        if not m["p5"] <= m["median"] <= m["p95"] <= m["p99"]:
+            err(f"{where}: percentiles out of order")
+        if ci and len(ci) == 2 and not ci[0] <= m["median"] <= ci[1]:
+            err(f"{where}: median outside its CI")
+    if unit == "ns":
+        cyc = need(m, "cycles", dict, where)
+        if cyc is not None:
+            need(cyc, "median", NUM, where + ".cycles")
+
+
+def check_file(doc):
+    if need(doc, "schema", str, "top") != "hwsync-bench/1":
+        err("schema is not hwsync-bench/1")
+    need(doc, "command", str, "top")
+    mach = need(doc, "machine", dict, "top")
+    if mach is not None:
+        for k in ("cpu", "tsc", "topology", "energy"):
+            need(mach, k, dict, "machine")
+        need(mach, "policies", list, "machine")
+    exps = need(doc, "experiments", list, "top") or []
+    for e in exps:
+        w = f"experiment {e.get('name')}"
+        for k in ("name", "title", "reproduces"):
+            need(e, k, str, w)
+        need(e, "params", dict, w)
+        for r in need(e, "rows", list, w) or []:
+            rw = f"{w} row {r.get('impl')}/{r.get('policy')}"
+            need(r, "impl", str, rw)
+            if "policy" not in r or not (r["policy"] is None or isinstance(r["policy"], str)):
+                err(f"{rw}: policy must be a string or null")
+            need(r, "threads", int, rw)
+            cpus = need(r, "cpus", list, rw)
+            if cpus is not None and len(cpus) != r.get("threads"):
+                err(f"{rw}: {len(cpus)} cpus for {r.get('threads')} threads")
+            for k, v in r.items():
+                if isinstance(v, dict):
+                    check_metric(v, f"{rw}.{k}")
+        for s in need(e, "skipped", list, w) or []:
+            need(s, "what", str, w + " skipped")
+            reason = need(s, "reason", str, w + " skipped")
+            if reason and reason.startswith("error"):
+                err(f"{w}: {s.get('what')}: {reason}")
+    return exps
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        doc = json.load(f)
+    exps = check_file(doc)
+    args = argv[2:]
+    exp = None
+    trace_slices = []
+    i = 0
+    while i < len(args):
+        a, v = args[i], args[i + 1] if i + 1 < len(args) else None
+        i += 2
+        if a == "--exp":
+            exp = next((e for e in exps if e.get("name") == v), None)
+            if exp is None:
+                err(f"no experiment '{v}'")
+        elif a == "--impl":
+            prefix, metrics = v.split(":", 1)
+            rows = [r for r in (exp or {}).get("rows", []) if r.get("impl", "").startswith(prefix)]
+            if not rows:
+                err(f"no row of '{prefix}'")
+            for r in rows:
+                for m in filter(None, metrics.split(",")):
+                    if not isinstance(r.get(m), dict):
+                        err(f"row {r.get('impl')}/{r.get('policy')}: no metric '{m}'")
+        elif a == "--min-rows":
+            n = len((exp or {}).get("rows", []))
+            if n < int(v):
+                err(f"{n} rows, expected at least {v}")
+        elif a == "--trace":
+            with open(v) as f:
+                tr = json.load(f)
+            evs = tr.get("traceEvents")
+            if not isinstance(evs, list):
+                err("trace: no traceEvents list")
+                evs = []
+            slices = [e for e in evs if e.get("ph") == "X"]
+            trace_slices = slices
+            if not slices:
+                err("trace: no slices")
+            for e in slices:
+                if e.get("name") not in ("wait", "hold") or not isinstance(e.get("ts"), NUM) \
+                        or not isinstance(e.get("dur"), NUM) or e["dur"] < 0 or e["ts"] < 0:
+                    err(f"trace: bad slice {e}")
+                    break
+            pids = {e.get("pid") for e in evs if e.get("ph") == "M" and e.get("name") == "process_name"}
+            if exp is not None and len(pids) != len(exp.get("rows", [])):
+                err(f"trace: {len(pids)} processes for {len(exp.get('rows', []))} rows")
+        elif a == "--trace-max":
+            per_row = int(v)
+            by_pid = {}
+            for e in trace_slices:
+                by_pid[e["pid"]] = by_pid.get(e["pid"], 0) + 1
+            if any(n > per_row for n in by_pid.values()):
+                err(f"trace: more than {per_row} events in a row: {max(by_pid.values())}")
+        else:
+            err(f"unknown argument {a}")
+    for e in errors:
+        print("check_bench_json: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

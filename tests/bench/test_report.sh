@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# hwsync report renders a small results file into PNGs, report.md and
+# report.html that carry the machine and the skipped list; it rejects files
+# that are not bench results with one line.  Skips (77) without matplotlib.
+set -euo pipefail
+hws=$1 src=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+py=${HWS_PYTHON:-$src/.venv/bin/python3}
+[ -x "$py" ] || py=python3
+"$py" -c 'import matplotlib' 2>/dev/null || { echo "skip: no matplotlib (scripts/venv.sh)"; exit 77; }
+export HWS_PYTHON=$py
+"$hws" bench asym --light 0,10 --impls pthread-barrier,ck-centralized,hwsync-central \
+  --policies futex --reps 2 --warmup 0 --duration 5ms --out "$tmp/r.json" >/dev/null
+"$hws" report "$tmp/r.json" -o "$tmp/rep" >/dev/null
+for f in report.md report.html asym-fig4.png asym-throughput.png; do
+  [ -s "$tmp/rep/$f" ] || { echo "FAIL: $f missing"; ls "$tmp/rep"; exit 1; }
+done
+grep -q "## Machine" "$tmp/rep/report.md" || { echo "FAIL: no machine section"; exit 1; }
+grep -q "skipped: " "$tmp/rep/report.md" || { echo "FAIL: no skipped list"; exit 1; }
+grep -q "best peer" "$tmp/rep/report.md" || { echo "FAIL: no ratio column"; exit 1; }
+echo '{"schema": "other"}' > "$tmp/bad.json"
+if err=$("$hws" report "$tmp/bad.json" -o "$tmp/x" 2>&1); then echo "FAIL: bad file accepted"; exit 1; fi
+[ "$(wc -l <<<"$err")" = 1 ] || { echo "FAIL: more than one line: $err"; exit 1; }
+echo "report: ok"
