@@ -158,10 +158,23 @@ const struct hws_adaptive_calibration *hws_adaptive_calibration(void)
 
 int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
-	uint64_t start = hws_now_ns(), now, polls = 0;
+	uint64_t start, now, polls = 0;
 	bool yielding = w->pause_ns == 0;
 	hws_wait_t hw;
 	int rc;
+
+	/* Most waits of a busy lock or barrier end within a few hundred ns:
+	 * poll once round the clock-check interval before paying for a clock
+	 * read (clock_gettime costs ~20-50 ns under a hypervisor). */
+	for (; polls < HWS_POLLS_PER_CLOCK && !yielding; polls++) {
+		/* acquire: pairs with the store that changed the word. */
+		if (atomic_load_explicit(a, memory_order_acquire) != old) {
+			hws_wait_tls.polls += polls;
+			return 0;
+		}
+		hws_cpu_relax();
+	}
+	start = hws_now_ns();
 
 	/* Stage 1: poll for the spin budget: with PAUSE for the first pause_ns,
 	 * then with sched_yield between reads, so that a preempted lock holder
