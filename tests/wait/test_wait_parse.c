@@ -97,7 +97,7 @@ int main(void)
 
 	/* Resolution fills every automatic parameter from the calibration. */
 	CHECK_EQ(hws_wait_init(&w, "adaptive"), 0);
-	CHECK(w.spin_ns >= 1000 && w.spin_ns <= 50000);
+	CHECK(w.spin_ns >= 1000 && w.spin_ns <= 100000);
 	CHECK(w.pause_ns <= w.spin_ns);
 	CHECK(w.hw_ns > 0);
 	CHECK_EQ(w.hw, hws_adaptive_calibration()->hw);
