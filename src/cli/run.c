@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,37 @@
 #include <hwsync/lock.h>
 #include <hwsync/wait.h>
 #include "cli/cli.h"
+#if HWS_HAVE_OPENMP
+#include <omp.h>
+
+/* This tool links GNU libgomp (for the bench peers).  When OMP_PROC_BIND or
+ * OMP_PLACES is set, libgomp's start-up binds our initial thread to the first
+ * place, and the program we exec would inherit that one-place CPU mask (an
+ * OpenMP program's threads would then all share one CPU).  Give it back the
+ * union of the places, which libgomp built from the mask we started with. */
+static void undo_libgomp_binding(void)
+{
+	int nplaces = omp_get_num_places();
+	cpu_set_t set;
+
+	if (nplaces <= 0)
+		return;
+	CPU_ZERO(&set);
+	for (int p = 0; p < nplaces; p++) {
+		int n = omp_get_place_num_procs(p), ids[CPU_SETSIZE];
+		if (n <= 0 || n > CPU_SETSIZE)
+			continue;
+		omp_get_place_proc_ids(p, ids);
+		for (int k = 0; k < n; k++)
+			if (ids[k] >= 0 && ids[k] < CPU_SETSIZE)
+				CPU_SET(ids[k], &set);
+	}
+	if (CPU_COUNT(&set))
+		sched_setaffinity(0, sizeof set, &set);
+}
+#else
+static void undo_libgomp_binding(void) {}
+#endif
 
 #ifndef HWS_LIBDIR
 #define HWS_LIBDIR "/usr/local/lib"
@@ -168,6 +200,7 @@ int hws_cmd_run(int argc, char **argv)
 	}
 	sprintf(pre, "%s%s%s", path, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_PRELOAD", pre, 1);
+	undo_libgomp_binding();
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "hwsync run: cannot run '%s': %s\n", argv[i], strerror(errno));
 	return errno == ENOENT ? 127 : 126;

@@ -88,6 +88,12 @@ out=$("$hwsync" run --bogus -- true 2>&1); [ $? -eq 2 ] && pass "run --bogus: $o
   fail "run --bogus"
 "$hwsync" run -- /nonexistent/prog 2>/dev/null; [ $? -eq 127 ] && pass "run: missing program 127" ||
   fail "run: missing program"
+# The tool's own libgomp binds its first thread when OMP_PROC_BIND is set; the
+# program must still get the CPU mask we were started with.
+mask() { grep Cpus_allowed_list /proc/self/status; }
+want=$(mask); got=$(OMP_PROC_BIND=true "$hwsync" run -- grep Cpus_allowed_list /proc/self/status)
+[ "$got" = "$want" ] && pass "run: OMP_PROC_BIND keeps the program's CPU mask ($got)" ||
+  fail "run: OMP_PROC_BIND narrowed the CPU mask: '$got' instead of '$want'"
 
 # 6. OpenMP: locks, critical, barriers, tasks under every kind, adaptive and futex
 if [ -n "$omp" ]; then
