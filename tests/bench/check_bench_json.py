@@ -11,6 +11,8 @@ Exit 0 when it conforms, 1 with the reasons on stderr."""
 import json
 import sys
 
+from check_schema import validate
+
 errors = []
 
 
@@ -18,72 +20,17 @@ def err(msg):
     errors.append(msg)
 
 
-def need(obj, key, types, where):
-    if not isinstance(obj, dict) or key not in obj:
-        err(f"{where}: missing '{key}'")
-        return None
-    if not isinstance(obj[key], types):
-        err(f"{where}.{key}: wrong type {type(obj[key]).__name__}")
-        return None
-    return obj[key]
-
-
 NUM = (int, float)
 
 
-def check_metric(m, where):
-    unit = need(m, "unit", str, where)
-    n = need(m, "n", int, where)
-    if n is not None and n < 1:
-        err(f"{where}: n = {n}")
-    for k in ("median", "p5", "p95", "p99"):
-        need(m, k, NUM, where)
-    ci = need(m, "ci95", list, where)
-    if ci is not None and (len(ci) != 2 or not all(isinstance(v, NUM) for v in ci)):
-        err(f"{where}.ci95: not two numbers")
-    if all(isinstance(m.get(k), NUM) for k in ("p5", "median", "p95", "p99")):
-        if not m["p5"] <= m["median"] <= m["p95"] <= m["p99"]:
-            err(f"{where}: percentiles out of order")
-        if ci and len(ci) == 2 and not ci[0] <= m["median"] <= ci[1]:
-            err(f"{where}: median outside its CI")
-    if unit == "ns":
-        cyc = need(m, "cycles", dict, where)
-        if cyc is not None:
-            need(cyc, "median", NUM, where + ".cycles")
-
-
 def check_file(doc):
-    if need(doc, "schema", str, "top") != "hwsync-bench/1":
-        err("schema is not hwsync-bench/1")
-    need(doc, "command", str, "top")
-    mach = need(doc, "machine", dict, "top")
-    if mach is not None:
-        for k in ("cpu", "tsc", "topology", "energy"):
-            need(mach, k, dict, "machine")
-        need(mach, "policies", list, "machine")
-    exps = need(doc, "experiments", list, "top") or []
+    """The schema (check_schema.validate), and no skipped entry that is an error."""
+    validate(doc)
+    exps = doc["experiments"]
     for e in exps:
-        w = f"experiment {e.get('name')}"
-        for k in ("name", "title", "reproduces"):
-            need(e, k, str, w)
-        need(e, "params", dict, w)
-        for r in need(e, "rows", list, w) or []:
-            rw = f"{w} row {r.get('impl')}/{r.get('policy')}"
-            need(r, "impl", str, rw)
-            if "policy" not in r or not (r["policy"] is None or isinstance(r["policy"], str)):
-                err(f"{rw}: policy must be a string or null")
-            need(r, "threads", int, rw)
-            cpus = need(r, "cpus", list, rw)
-            if cpus is not None and len(cpus) != r.get("threads"):
-                err(f"{rw}: {len(cpus)} cpus for {r.get('threads')} threads")
-            for k, v in r.items():
-                if isinstance(v, dict):
-                    check_metric(v, f"{rw}.{k}")
-        for s in need(e, "skipped", list, w) or []:
-            need(s, "what", str, w + " skipped")
-            reason = need(s, "reason", str, w + " skipped")
-            if reason and reason.startswith("error"):
-                err(f"{w}: {s.get('what')}: {reason}")
+        for s in e["skipped"]:
+            if s["reason"].startswith("error"):
+                err(f"experiment {e['name']}: {s['what']}: {s['reason']}")
     return exps
 
 

@@ -35,10 +35,8 @@ def check_metric(where, m, raw):
         err(f"{where}: raw has {len(m.get('raw', []))} samples, n = {m['n']}")
 
 
-def main():
-    d = json.load(open(sys.argv[1]))
-    want = sys.argv[2] if len(sys.argv) > 2 else None
-    min_rows = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+def validate(d, want=None, min_rows=1):
+    """Exit 1 with a message unless d conforms; return the experiment names."""
     if d.get("schema") != "hwsync-bench/1":
         err(f"schema is {d.get('schema')!r}")
     m = d.get("machine")
@@ -79,7 +77,10 @@ def main():
             err(f"{want}: {len(e['rows'])} rows, expected at least {min_rows}")
     if want and want not in seen:
         err(f"no experiment '{want}' (have {seen})")
+    return seen
+
+
+if __name__ == "__main__":
+    seen = validate(json.load(open(sys.argv[1])), sys.argv[2] if len(sys.argv) > 2 else None,
+                    int(sys.argv[3]) if len(sys.argv) > 3 else 1)
     print(f"schema ok: {', '.join(seen)}")
-
-
-main()
