@@ -10,7 +10,9 @@
  * (mutex:adaptive 47 ns/acquisition vs ttas:adaptive 56, glibc 119) and for
  * 8 threads on 2 CPUs (80 ns vs glibc 89; ttas:adaptive 175; FIFO queue
  * locks collapse there, 10+ us, because every hand-off may go to a preempted
- * waiter).  Barging keeps the lock with a running thread; the state word lets
+ * waiter).  Re-measured after adaptive's budget became twice the futex
+ * hand-off (hwsync bench suite --quick, docs/results/bench-2026-11-23.md):
+ * 8.53 Macq/s vs glibc 4.70 with 2 threads, 7.72 vs 4.59 with 8 on 2 CPUs.  Barging keeps the lock with a running thread; the state word lets
  * an uncontended release skip the wake entirely.
  */
 #include <unistd.h>
