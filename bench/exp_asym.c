@@ -101,13 +101,10 @@ struct asym_add {
 static int asym_add(struct bench_ctx *ctx, const char *impl, const char *policy, void *arg)
 {
 	struct asym_add *a = arg;
-	struct asym_cell *k = calloc(1, sizeof *k);
-	struct bench_cell *c = k ? bench_cell_new(ctx, impl, policy) : NULL;
-	if (!c) {
-		free(k);
+	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct asym_cell));
+	if (!c)
 		return bench_error("out of memory");
-	}
-	c->priv = k;
+	struct asym_cell *k = c->priv;
 	snprintf(k->impl, sizeof k->impl, "%s", impl);
 	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->light = a->light;

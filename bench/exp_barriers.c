@@ -170,14 +170,10 @@ static int br_add(struct bench_ctx *ctx, const char *impl, const char *policy, v
 	struct br_add *a = arg;
 	if (policy && !o->policies.n && !o->quick && !policy_in(DEFAULT_POLICIES, policy))
 		return 0;
-	struct br_cell *k = aligned_alloc(HWS_CACHELINE, sizeof *k);
-	struct bench_cell *c = k ? bench_cell_new(ctx, impl, policy) : NULL;
-	if (!c) {
-		free(k);
+	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct br_cell));
+	if (!c)
 		return bench_error("out of memory");
-	}
-	memset(k, 0, sizeof *k);
-	c->priv = k;
+	struct br_cell *k = c->priv;
 	snprintf(k->impl, sizeof k->impl, "%s", impl);
 	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->n = a->n;

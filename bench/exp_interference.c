@@ -118,16 +118,11 @@ static void intf_cleanup(struct bench_cell *c)
 static int add_cell(struct bench_ctx *ctx, const struct bench_kernel *kern, const char *policy,
 		    unsigned nspin, const char *placement, const int *cpus, uint64_t period)
 {
-	struct intf_cell *k = aligned_alloc(HWS_CACHELINE, (sizeof *k + HWS_CACHELINE - 1) /
-					    HWS_CACHELINE * HWS_CACHELINE);
-	struct bench_cell *c = k ? bench_cell_new(ctx, policy ? "hwsync-wait" : "alone", policy)
-				 : NULL;
-	if (!c) {
-		free(k);
+	struct bench_cell *c = bench_cell_new_priv(ctx, policy ? "hwsync-wait" : "alone", policy,
+						   sizeof(struct intf_cell));
+	if (!c)
 		return bench_error("out of memory");
-	}
-	memset(k, 0, sizeof *k);
-	c->priv = k;
+	struct intf_cell *k = c->priv;
 	k->kernel = kern;
 	k->alone = !policy;
 	k->nspin = policy ? nspin : 0;

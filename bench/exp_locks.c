@@ -275,14 +275,10 @@ struct lk_setup {
 static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *impl,
 		  const char *policy, const char *resolved)
 {
-	struct lk_cell *k = aligned_alloc(HWS_CACHELINE, sizeof *k);
-	struct bench_cell *c = k ? bench_cell_new(ctx, impl, policy) : NULL;
-	if (!c) {
-		free(k);
+	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct lk_cell));
+	if (!c)
 		return bench_error("out of memory");
-	}
-	memset(k, 0, sizeof *k);
-	c->priv = k;
+	struct lk_cell *k = c->priv;
 	snprintf(k->impl, sizeof k->impl, "%s", impl);
 	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->n = s->n;

@@ -139,13 +139,10 @@ struct spr_add {
 static int spr_add_cell(struct bench_ctx *ctx, struct spr_add *a, const char *impl,
 			const char *policy, bool serial)
 {
-	struct spr_cell *s = calloc(1, sizeof *s);
-	struct bench_cell *c = s ? bench_cell_new(ctx, impl, policy) : NULL;
-	if (!c) {
-		free(s);
+	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct spr_cell));
+	if (!c)
 		return bench_error("out of memory");
-	}
-	c->priv = s;
+	struct spr_cell *s = c->priv;
 	snprintf(s->impl, sizeof s->impl, "%s", impl);
 	snprintf(s->policy, sizeof s->policy, "%s", policy ? policy : "");
 	s->serial = serial;

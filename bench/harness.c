@@ -218,6 +218,22 @@ struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const
 	return c;
 }
 
+struct bench_cell *bench_cell_new_priv(struct bench_ctx *ctx, const char *impl,
+				       const char *policy, size_t size)
+{
+	/* Cache-line aligned and padded: the state is shared by pinned threads. */
+	size_t padded = (size + HWS_CACHELINE - 1) / HWS_CACHELINE * HWS_CACHELINE;
+	void *priv = aligned_alloc(HWS_CACHELINE, padded);
+	struct bench_cell *c = priv ? bench_cell_new(ctx, impl, policy) : NULL;
+	if (!c) {
+		free(priv);
+		return NULL;
+	}
+	memset(priv, 0, padded);
+	c->priv = priv;
+	return c;
+}
+
 static void param_set(struct bench_cell *c, const char *key, const char *val, bool num)
 {
 	unsigned i;

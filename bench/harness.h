@@ -130,6 +130,11 @@ int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, 
 		const char **why);
 
 struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy);
+/* bench_cell_new with a zeroed, cache-line-aligned private state of SIZE bytes
+ * in c->priv (the experiment's cleanup frees it with free()); NULL when out of
+ * memory. */
+struct bench_cell *bench_cell_new_priv(struct bench_ctx *ctx, const char *impl,
+				       const char *policy, size_t size);
 void bench_param(struct bench_cell *c, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void bench_param_num(struct bench_cell *c, const char *key, double v);
