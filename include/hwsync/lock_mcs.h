@@ -8,7 +8,7 @@
  * try is the classic CAS of an empty tail.  timed does not enqueue (an MCS
  * node cannot leave the queue cheaply): it retries try and waits on the tail
  * word between attempts; a release that empties the queue wakes those
- * waiters.  So a timed waiter only gets the lock when the queue drains:
+ * waiters.  A free lock references no node (the tail is 0).  So a timed waiter only gets the lock when the queue drains:
  * correct and bounded by its deadline, but not FIFO with respect to acquire.
  * The policy must outlive the lock.
  */
@@ -21,17 +21,32 @@
 extern "C" {
 #endif
 
-typedef struct hws_mcs {
+/* The lock's words alone (in-place form: the caller passes the policy).
+ * All zero is a free lock, and a free lock references no node. */
+typedef struct hws_mcs_core {
 	_Atomic uint32_t tail;     /* node index of the last waiter, 0 = free */
 	uint32_t holder;           /* node of the holder (written by it only) */
+} hws_mcs_core_t;
+
+/* The typed form: the words and the policy they wait with. */
+typedef struct hws_mcs {
+	hws_mcs_core_t core;
 	const hws_wait_t *wait;
 } hws_mcs_t;
 
+int hws_mcs_core_acquire(hws_mcs_core_t *c, const hws_wait_t *w);
+int hws_mcs_core_try(hws_mcs_core_t *c);
+int hws_mcs_core_timed_ns(hws_mcs_core_t *c, const hws_wait_t *w, uint64_t deadline_ns);
+int hws_mcs_core_release(hws_mcs_core_t *c, const hws_wait_t *w);
+
 int hws_mcs_init(hws_mcs_t *l, const hws_wait_t *w);
-int hws_mcs_acquire(hws_mcs_t *l);
-int hws_mcs_try(hws_mcs_t *l);
-int hws_mcs_timed_ns(hws_mcs_t *l, uint64_t deadline_ns);
-int hws_mcs_release(hws_mcs_t *l);
+static inline int hws_mcs_acquire(hws_mcs_t *l) { return hws_mcs_core_acquire(&l->core, l->wait); }
+static inline int hws_mcs_try(hws_mcs_t *l) { return hws_mcs_core_try(&l->core); }
+static inline int hws_mcs_timed_ns(hws_mcs_t *l, uint64_t deadline_ns)
+{
+	return hws_mcs_core_timed_ns(&l->core, l->wait, deadline_ns);
+}
+static inline int hws_mcs_release(hws_mcs_t *l) { return hws_mcs_core_release(&l->core, l->wait); }
 void hws_mcs_destroy(hws_mcs_t *l);
 HWS_LOCK_TIMED_WRAPPER(mcs)
 

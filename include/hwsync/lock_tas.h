@@ -16,46 +16,60 @@
 extern "C" {
 #endif
 
-typedef struct hws_tas {
+/* The lock's words alone (in-place form: the caller passes the policy). */
+typedef struct hws_tas_core {
 	_Atomic uint32_t word;     /* 0 free, 1 held */
+} hws_tas_core_t;
+
+/* The typed form: the words and the policy they wait with. */
+typedef struct hws_tas {
+	hws_tas_core_t core;
 	const hws_wait_t *wait;
 } hws_tas_t;
 
 #define HWS_TAS_RETRY_MIN_NS 1000u
 #define HWS_TAS_RETRY_MAX_NS 1000000u
 
+static inline int hws_tas_core_try(hws_tas_core_t *c)
+{
+	/* acquire: pairs with the release store in hws_tas_core_release. */
+	return atomic_exchange_explicit(&c->word, 1, memory_order_acquire) ? EBUSY : 0;
+}
+
+/* Slow path (out of line): retry until acquired or deadline_ns passed. */
+int hws_tas_core_timed_ns(hws_tas_core_t *c, const hws_wait_t *w, uint64_t deadline_ns);
+
+static inline int hws_tas_core_acquire(hws_tas_core_t *c, const hws_wait_t *w)
+{
+	if (__builtin_expect(hws_tas_core_try(c) == 0, 1))
+		return 0;
+	return hws_tas_core_timed_ns(c, w, HWS_FOREVER);
+}
+
+static inline int hws_tas_core_release(hws_tas_core_t *c)
+{
+	/* release: pairs with the acquire exchange of the next holder. */
+	atomic_store_explicit(&c->word, 0, memory_order_release);
+	hws_wake32(&c->word, 1);
+	return 0;
+}
+
 static inline int hws_tas_init(hws_tas_t *l, const hws_wait_t *w)
 {
-	atomic_init(&l->word, 0);
+	atomic_init(&l->core.word, 0);
 	l->wait = w;
 	return 0;
 }
 
-static inline int hws_tas_try(hws_tas_t *l)
+static inline int hws_tas_try(hws_tas_t *l) { return hws_tas_core_try(&l->core); }
+static inline int hws_tas_timed_ns(hws_tas_t *l, uint64_t deadline_ns)
 {
-	/* acquire: pairs with the release store in hws_tas_release. */
-	return atomic_exchange_explicit(&l->word, 1, memory_order_acquire) ? EBUSY : 0;
+	return hws_tas_core_timed_ns(&l->core, l->wait, deadline_ns);
 }
-
-/* Slow path (out of line): retry until acquired or deadline_ns passed. */
-int hws_tas_timed_ns(hws_tas_t *l, uint64_t deadline_ns);
-
-static inline int hws_tas_acquire(hws_tas_t *l)
-{
-	if (__builtin_expect(hws_tas_try(l) == 0, 1))
-		return 0;
-	return hws_tas_timed_ns(l, HWS_FOREVER);
-}
+static inline int hws_tas_acquire(hws_tas_t *l) { return hws_tas_core_acquire(&l->core, l->wait); }
+static inline int hws_tas_release(hws_tas_t *l) { return hws_tas_core_release(&l->core); }
 
 HWS_LOCK_TIMED_WRAPPER(tas)
-
-static inline int hws_tas_release(hws_tas_t *l)
-{
-	/* release: pairs with the acquire exchange of the next holder. */
-	atomic_store_explicit(&l->word, 0, memory_order_release);
-	hws_wake32(&l->word, 1);
-	return 0;
-}
 
 #ifdef __cplusplus
 }

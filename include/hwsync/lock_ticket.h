@@ -18,65 +18,147 @@
 extern "C" {
 #endif
 
-typedef struct hws_ticket {
+/* The lock's words alone (in-place form: the caller passes the policy). */
+typedef struct hws_ticket_core {
 	_Atomic uint32_t next;     /* next ticket to hand out */
 	_Atomic uint32_t owner;    /* ticket now allowed to hold the lock */
+} hws_ticket_core_t;
+
+/* The typed form: the words and the policy they wait with. */
+typedef struct hws_ticket {
+	hws_ticket_core_t core;
 	const hws_wait_t *wait;
 } hws_ticket_t;
 
+static inline int hws_ticket_core_acquire(hws_ticket_core_t *c, const hws_wait_t *w)
+{
+	/* relaxed: the ticket only orders us among waiters; the acquire below
+	 * on `owner` is what pairs with the previous holder's release. */
+	uint32_t t = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed), o;
+
+	/* acquire: pairs with the release increment of `owner`. */
+	while ((o = atomic_load_explicit(&c->owner, memory_order_acquire)) != t)
+		hws_wait_while_eq32(&c->owner, o, w, HWS_FOREVER);
+	return 0;
+}
+
+static inline int hws_ticket_core_try(hws_ticket_core_t *c)
+{
+	/* acquire: pairs with the release that made owner == o.  If next is
+	 * still o at the CAS, owner (<= next, monotonic) is exactly o: free. */
+	uint32_t o = atomic_load_explicit(&c->owner, memory_order_acquire);
+	/* relaxed: the acquire load above already ordered us after the release. */
+	return atomic_compare_exchange_strong_explicit(&c->next, &o, o + 1, memory_order_relaxed,
+						       memory_order_relaxed) ? 0 : EBUSY;
+}
+
+static inline int hws_ticket_core_timed_ns(hws_ticket_core_t *c, const hws_wait_t *w,
+					   uint64_t deadline_ns)
+{
+	for (;;) {
+		/* relaxed: only a hint of what to wait on; try re-reads with acquire. */
+		uint32_t o = atomic_load_explicit(&c->owner, memory_order_relaxed);
+		if (hws_ticket_core_try(c) == 0)
+			return 0;
+		if (hws_wait_while_eq32(&c->owner, o, w, deadline_ns) == ETIMEDOUT)
+			return hws_ticket_core_try(c) ? ETIMEDOUT : 0;
+	}
+}
+
+static inline int hws_ticket_core_release(hws_ticket_core_t *c)
+{
+	/* relaxed: only the holder writes owner. */
+	uint32_t o = atomic_load_explicit(&c->owner, memory_order_relaxed);
+	/* release: pairs with the waiters' acquire loads of owner. */
+	atomic_store_explicit(&c->owner, o + 1, memory_order_release);
+	hws_wake32(&c->owner, HWS_WAKE_ALL);
+	return 0;
+}
+
+/* The same algorithm in one 32-bit word, for objects of 4 bytes (an OpenMP
+ * lock): `next` in the high half, `owner` in the low half, 65535 waiters at
+ * most.  Arrivals add to the high half (a carry out of bit 31 is lost, which
+ * is the wrap we want); only the holder changes the low half, by CAS, so an
+ * owner wrap never carries into `next`.  Waiters wait on the whole word:
+ * an arrival changing `next` only costs them a re-check. */
+typedef struct hws_ticket16_core {
+	_Atomic uint32_t word;     /* next << 16 | owner */
+} hws_ticket16_core_t;
+
+static inline int hws_ticket16_core_acquire(hws_ticket16_core_t *c, const hws_wait_t *w)
+{
+	/* acquire: if the lock was free, this pairs with the last release. */
+	uint32_t v = atomic_fetch_add_explicit(&c->word, 1u << 16, memory_order_acquire);
+	uint32_t t = v >> 16;
+
+	v += 1u << 16;     /* the word as our arrival left it */
+
+	while ((v & 0xffffu) != t) {
+		hws_wait_while_eq32(&c->word, v, w, HWS_FOREVER);
+		/* acquire: pairs with the release CAS that made owner == t. */
+		v = atomic_load_explicit(&c->word, memory_order_acquire);
+	}
+	return 0;
+}
+
+static inline int hws_ticket16_core_try(hws_ticket16_core_t *c)
+{
+	/* relaxed: the CAS below decides and orders. */
+	uint32_t v = atomic_load_explicit(&c->word, memory_order_relaxed);
+	if ((v >> 16) != (v & 0xffffu))
+		return EBUSY;
+	/* acquire: pairs with the release CAS of the last holder. */
+	return atomic_compare_exchange_strong_explicit(&c->word, &v, v + (1u << 16),
+						       memory_order_acquire,
+						       memory_order_relaxed) ? 0 : EBUSY;
+}
+
+static inline int hws_ticket16_core_timed_ns(hws_ticket16_core_t *c, const hws_wait_t *w,
+					     uint64_t deadline_ns)
+{
+	for (;;) {
+		/* relaxed: only names the value to wait on; try re-reads. */
+		uint32_t v = atomic_load_explicit(&c->word, memory_order_relaxed);
+		if (hws_ticket16_core_try(c) == 0)
+			return 0;
+		if (hws_wait_while_eq32(&c->word, v, w, deadline_ns) == ETIMEDOUT)
+			return hws_ticket16_core_try(c) ? ETIMEDOUT : 0;
+	}
+}
+
+static inline int hws_ticket16_core_release(hws_ticket16_core_t *c)
+{
+	/* relaxed: the CAS below decides. */
+	uint32_t v = atomic_load_explicit(&c->word, memory_order_relaxed), n;
+	do
+		n = (v & 0xffff0000u) | ((v + 1) & 0xffffu);
+	/* release: pairs with the acquire of the next holder. */
+	while (!atomic_compare_exchange_weak_explicit(&c->word, &v, n, memory_order_release,
+						      memory_order_relaxed));
+	hws_wake32(&c->word, HWS_WAKE_ALL);
+	return 0;
+}
+
 static inline int hws_ticket_init(hws_ticket_t *l, const hws_wait_t *w)
 {
-	atomic_init(&l->next, 0);
-	atomic_init(&l->owner, 0);
+	atomic_init(&l->core.next, 0);
+	atomic_init(&l->core.owner, 0);
 	l->wait = w;
 	return 0;
 }
 
-static inline int hws_ticket_acquire(hws_ticket_t *l)
-{
-	/* relaxed: the ticket only orders us among waiters; the acquire below
-	 * on `owner` is what pairs with the previous holder's release. */
-	uint32_t t = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed), o;
-
-	/* acquire: pairs with the release increment of `owner`. */
-	while ((o = atomic_load_explicit(&l->owner, memory_order_acquire)) != t)
-		hws_wait_while_eq32(&l->owner, o, l->wait, HWS_FOREVER);
-	return 0;
-}
-
-static inline int hws_ticket_try(hws_ticket_t *l)
-{
-	/* acquire: pairs with the release that made owner == o.  If next is
-	 * still o at the CAS, owner (<= next, monotonic) is exactly o: free. */
-	uint32_t o = atomic_load_explicit(&l->owner, memory_order_acquire);
-	/* relaxed: the acquire load above already ordered us after the release. */
-	return atomic_compare_exchange_strong_explicit(&l->next, &o, o + 1, memory_order_relaxed,
-						       memory_order_relaxed) ? 0 : EBUSY;
-}
-
+static inline int hws_ticket_try(hws_ticket_t *l) { return hws_ticket_core_try(&l->core); }
 static inline int hws_ticket_timed_ns(hws_ticket_t *l, uint64_t deadline_ns)
 {
-	for (;;) {
-		/* relaxed: only a hint of what to wait on; try re-reads with acquire. */
-		uint32_t o = atomic_load_explicit(&l->owner, memory_order_relaxed);
-		if (hws_ticket_try(l) == 0)
-			return 0;
-		if (hws_wait_while_eq32(&l->owner, o, l->wait, deadline_ns) == ETIMEDOUT)
-			return hws_ticket_try(l) ? ETIMEDOUT : 0;
-	}
+	return hws_ticket_core_timed_ns(&l->core, l->wait, deadline_ns);
 }
+static inline int hws_ticket_acquire(hws_ticket_t *l)
+{
+	return hws_ticket_core_acquire(&l->core, l->wait);
+}
+static inline int hws_ticket_release(hws_ticket_t *l) { return hws_ticket_core_release(&l->core); }
 
 HWS_LOCK_TIMED_WRAPPER(ticket)
-
-static inline int hws_ticket_release(hws_ticket_t *l)
-{
-	/* relaxed: only the holder writes owner. */
-	uint32_t o = atomic_load_explicit(&l->owner, memory_order_relaxed);
-	/* release: pairs with the waiters' acquire loads of owner. */
-	atomic_store_explicit(&l->owner, o + 1, memory_order_release);
-	hws_wake32(&l->owner, HWS_WAKE_ALL);
-	return 0;
-}
 
 #ifdef __cplusplus
 }

@@ -1,19 +1,22 @@
 /* 1spinner lock over any wait policy (see include/hwsync/lock_1spinner.h).
  *
  * Stage 1: wait on the predecessor's node until it reads DONE (the
- *          predecessor holds the lock now) or ABANDONED (follow its redirect).
- * Stage 2: the one thread that passed stage 1 waits on `head` until it reads
- *          free.  Only the predecessor can hold the lock at that point, and
- *          after its release only we may take it, so a plain store of "held"
- *          acquires.  Then DONE goes into our node (our successor moves to
- *          stage 2) and we adopt the predecessor's node: nobody reads it again.
+ *          predecessor holds the lock now); then adopt that node, which
+ *          nobody reads again.
+ * Stage 2: the one queued thread that passed stage 1 waits on `head` until
+ *          a CAS takes it from free to held (try and timed callers may CAS
+ *          it too; they never queue).
+ * Then:    swing the tail from our node back to 0 if nobody queued behind us
+ *          (the node returns to the pool), else store DONE into our node so
+ *          that the successor moves to stage 2.  A node that is still the
+ *          tail is never DONE, and only its owner puts it into this tail, so
+ *          the CAS has no ABA.
  * Release: one release store of "free" into head, and a wake.
  *
  * Memory order: the tail exchange is acq_rel (publishes our WAITING node);
- * the acquire load that sees head == free pairs with the holder's release
- * store, ordering the critical sections; our store of "held" is relaxed since
- * nobody else may write head now and the release store of DONE that follows
- * publishes it to the successor (who must see "held" before it polls head).
+ * the acquire CAS on head pairs with the holder's release store of "free",
+ * ordering the critical sections; the release store of DONE pairs with the
+ * successor's stage-1 acquire load.
  */
 #include "prims/lock_ops.h"
 #include "prims/qnode.h"
@@ -24,27 +27,24 @@ enum { HEAD_FREE = 0, HEAD_HELD = 1 };
 
 int hws_1spinner_init(hws_1spinner_t *l, const hws_wait_t *w)
 {
-	atomic_init(&l->head, HEAD_FREE);
-	atomic_init(&l->tail, 0);
+	atomic_init(&l->core.head, HEAD_FREE);
+	atomic_init(&l->core.tail, 0);
 	l->wait = w;
 	return 0;
 }
 
-/* Wait while *word == old.  mode 0: forever; else give up at deadline_ns
- * (0 = at once, for try).  Returns 0 or ETIMEDOUT. */
-static int wait_on(hws_1spinner_t *l, _Atomic uint32_t *word, uint32_t old, int give_up,
-		   uint64_t deadline_ns)
+int hws_1spinner_core_try(hws_1spinner_core_t *c)
 {
-	if (!give_up)
-		return hws_wait_while_eq32(word, old, l->wait, HWS_FOREVER);
-	if (deadline_ns == 0)
-		return ETIMEDOUT;
-	return hws_wait_while_eq32(word, old, l->wait, deadline_ns);
+	uint32_t v = HEAD_FREE;
+	/* acquire: pairs with the holder's release store of HEAD_FREE. */
+	return atomic_compare_exchange_strong_explicit(&c->head, &v, HEAD_HELD,
+						       memory_order_acquire,
+						       memory_order_relaxed) ? 0 : EBUSY;
 }
 
-static int enter(hws_1spinner_t *l, uint64_t deadline_ns, int give_up)
+int hws_1spinner_core_acquire(hws_1spinner_core_t *c, const hws_wait_t *w)
 {
-	uint32_t me = hws_qnode_get(), pred;
+	uint32_t me = hws_qnode_get(), pred, expect;
 	struct hws_qnode *n;
 
 	if (!me)
@@ -52,67 +52,55 @@ static int enter(hws_1spinner_t *l, uint64_t deadline_ns, int give_up)
 	n = hws_qnode(me);
 	/* relaxed: published by the acq_rel exchange below. */
 	atomic_store_explicit(&n->state, HWS_QN_WAITING, memory_order_relaxed);
-	pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+	pred = atomic_exchange_explicit(&c->tail, me, memory_order_acq_rel);
 
 	/* Stage 1: until the predecessor has acquired. */
-	while (pred) {
+	if (pred) {
 		struct hws_qnode *p = hws_qnode(pred);
-		/* acquire: pairs with the release of DONE / ABANDONED. */
-		uint32_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-		if (s == HWS_QN_DONE)
-			break;
-		if (s == HWS_QN_ABANDONED) {
-			/* relaxed: ordered by the acquire load of the state. */
-			uint32_t pp = atomic_load_explicit(&p->redirect, memory_order_relaxed);
-			hws_qnode_put(pred);
-			pred = pp;
-			continue;
-		}
-		if (wait_on(l, &p->state, HWS_QN_WAITING, give_up, deadline_ns) == ETIMEDOUT)
-			goto abandon;
+		/* acquire: pairs with the predecessor's release store of DONE. */
+		while (atomic_load_explicit(&p->state, memory_order_acquire) == HWS_QN_WAITING)
+			hws_wait_while_eq32(&p->state, HWS_QN_WAITING, w, HWS_FOREVER);
+		hws_qnode_put(pred);
 	}
 
-	/* Stage 2: the single spinner on the lock word. */
-	/* acquire: pairs with the holder's release store of HEAD_FREE. */
-	while (atomic_load_explicit(&l->head, memory_order_acquire) != HEAD_FREE)
-		if (wait_on(l, &l->head, HEAD_HELD, give_up, deadline_ns) == ETIMEDOUT)
-			goto abandon;
+	/* Stage 2: the single queued spinner on the lock word. */
+	while (hws_1spinner_core_try(c))
+		hws_wait_while_eq32(&c->head, HEAD_HELD, w, HWS_FOREVER);
 
-	/* relaxed: only we may write head now; published by the release below. */
-	atomic_store_explicit(&l->head, HEAD_HELD, memory_order_relaxed);
+	expect = me;
+	/* relaxed: success means nobody queued behind us, so nobody reads our
+	 * node; the lock itself is ordered by head. */
+	if (atomic_compare_exchange_strong_explicit(&c->tail, &expect, 0, memory_order_relaxed,
+						    memory_order_relaxed)) {
+		hws_qnode_put(me);
+		return 0;
+	}
 	/* release: pairs with the successor's stage-1 acquire load. */
 	atomic_store_explicit(&n->state, HWS_QN_DONE, memory_order_release);
 	hws_wake32(&n->state, HWS_WAKE_ALL);
-	if (pred)
-		hws_qnode_put(pred);
 	return 0;
-
-abandon:
-	hws_qnode_abandon(&l->tail, me, pred);
-	return deadline_ns == 0 ? EBUSY : ETIMEDOUT;
 }
 
-int hws_1spinner_acquire(hws_1spinner_t *l) { return enter(l, HWS_FOREVER, 0); }
-int hws_1spinner_try(hws_1spinner_t *l) { return enter(l, 0, 1); }
-
-int hws_1spinner_timed_ns(hws_1spinner_t *l, uint64_t deadline_ns)
+int hws_1spinner_core_timed_ns(hws_1spinner_core_t *c, const hws_wait_t *w,
+			       uint64_t deadline_ns)
 {
-	return enter(l, deadline_ns ? deadline_ns : 1, 1);
+	while (hws_1spinner_core_try(c))
+		if (hws_wait_while_eq32(&c->head, HEAD_HELD, w, deadline_ns) == ETIMEDOUT)
+			return hws_1spinner_core_try(c) ? ETIMEDOUT : 0;
+	return 0;
 }
 
-int hws_1spinner_release(hws_1spinner_t *l)
+int hws_1spinner_core_release(hws_1spinner_core_t *c)
 {
-	/* release: pairs with the stage-2 acquire load of the successor. */
-	atomic_store_explicit(&l->head, HEAD_FREE, memory_order_release);
-	hws_wake32(&l->head, 1);
+	/* release: pairs with the acquire CAS of the next holder. */
+	atomic_store_explicit(&c->head, HEAD_FREE, memory_order_release);
+	hws_wake32(&c->head, 1);
 	return 0;
 }
 
 void hws_1spinner_destroy(hws_1spinner_t *l)
 {
-	/* relaxed: the lock is idle; the caller ordered its last use before this. */
-	hws_qnode_free_tail(atomic_load_explicit(&l->tail, memory_order_relaxed));
-	atomic_store_explicit(&l->tail, 0, memory_order_relaxed);
+	(void)l;   /* a free 1spinner lock references no node */
 }
 
 static int acquire(void *l) { return hws_1spinner_acquire(l); }

@@ -1,14 +1,18 @@
-/* CLH queue lock with CLH-try abandonment (see include/hwsync/lock_clh.h).
+/* CLH queue lock, idle-empty variant (see include/hwsync/lock_clh.h).
  *
- * Node life cycle: a waiter takes a fresh node (WAITING) and swaps it into
- * the tail.  When its predecessor's node reads DONE (released) it holds the
- * lock and adopts that node as a spare: nobody else will read it.  Release
- * stores DONE into the holder's node.  An abandoned predecessor's node reads
- * ABANDONED with a redirect; the successor adopts it and waits on the redirect.
+ * Node life cycle: an acquirer takes a fresh node (WAITING) and swaps it into
+ * the tail.  When its predecessor's node reads DONE it holds the lock and
+ * adopts that node (nobody else reads it again).  Release either swings the
+ * tail from the holder's node back to 0 (nobody queued: the node returns to
+ * the pool) or stores DONE into it for the successor, who adopts it.  A node
+ * that is still the tail is never DONE, so no one can find a released node
+ * through the tail, and the release CAS has no ABA: only the holder can put
+ * its own node into this tail.
  *
  * Memory order: the tail exchange is acq_rel (publishes our WAITING node,
  * reads the predecessor's index); the release store of DONE pairs with the
- * successor's acquire load, which orders the critical sections.
+ * successor's acquire load, and the release CAS of the tail to 0 with the
+ * acquire of the next exchange or try, which orders the critical sections.
  */
 #include "prims/lock_ops.h"
 #include "prims/qnode.h"
@@ -17,63 +21,83 @@
 
 int hws_clh_init(hws_clh_t *l, const hws_wait_t *w)
 {
-	atomic_init(&l->tail, 0);
-	l->holder = 0;
+	atomic_init(&l->core.tail, 0);
+	l->core.holder = 0;
 	l->wait = w;
 	return 0;
 }
 
-/* Enqueue and wait until the predecessor released.  give_up: 0 = never,
- * else at deadline_ns (try passes a deadline of 0: give up at once). */
-static int clh_enter(hws_clh_t *l, uint64_t deadline_ns, int give_up)
+static uint32_t fresh_node(void)
 {
-	uint32_t me = hws_qnode_get(), pred;
+	uint32_t me = hws_qnode_get();
+	if (me)
+		/* relaxed: published by the acq_rel exchange/CAS of the tail. */
+		atomic_store_explicit(&hws_qnode(me)->state, HWS_QN_WAITING,
+				      memory_order_relaxed);
+	return me;
+}
+
+int hws_clh_core_acquire(hws_clh_core_t *c, const hws_wait_t *w)
+{
+	uint32_t me = fresh_node(), pred;
 
 	if (!me)
 		return hws_fail(ENOMEM, "clh: out of memory for a queue node");
-	/* relaxed: published by the acq_rel exchange below. */
-	atomic_store_explicit(&hws_qnode(me)->state, HWS_QN_WAITING, memory_order_relaxed);
-	pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
-	while (pred) {
+	pred = atomic_exchange_explicit(&c->tail, me, memory_order_acq_rel);
+	if (pred) {
 		struct hws_qnode *p = hws_qnode(pred);
-		/* acquire: pairs with the release of DONE / ABANDONED. */
-		uint32_t s = atomic_load_explicit(&p->state, memory_order_acquire);
-		if (s == HWS_QN_DONE) {
-			hws_qnode_put(pred);
-			break;
-		}
-		if (s == HWS_QN_ABANDONED) {
-			/* relaxed: ordered by the acquire load of the state. */
-			uint32_t pp = atomic_load_explicit(&p->redirect, memory_order_relaxed);
-			hws_qnode_put(pred);
-			pred = pp;
-			continue;
-		}
-		if (!give_up) {
-			hws_wait_while_eq32(&p->state, HWS_QN_WAITING, l->wait, HWS_FOREVER);
-			continue;
-		}
-		if (deadline_ns == 0 ||
-		    hws_wait_while_eq32(&p->state, HWS_QN_WAITING, l->wait, deadline_ns) == ETIMEDOUT) {
-			hws_qnode_abandon(&l->tail, me, pred);
-			return deadline_ns == 0 ? EBUSY : ETIMEDOUT;
-		}
+		/* acquire: pairs with the predecessor's release store of DONE. */
+		while (atomic_load_explicit(&p->state, memory_order_acquire) == HWS_QN_WAITING)
+			hws_wait_while_eq32(&p->state, HWS_QN_WAITING, w, HWS_FOREVER);
+		hws_qnode_put(pred);
 	}
-	l->holder = me;
+	c->holder = me;
 	return 0;
 }
 
-int hws_clh_acquire(hws_clh_t *l) { return clh_enter(l, HWS_FOREVER, 0); }
-int hws_clh_try(hws_clh_t *l) { return clh_enter(l, 0, 1); }
-
-int hws_clh_timed_ns(hws_clh_t *l, uint64_t deadline_ns)
+int hws_clh_core_try(hws_clh_core_t *c)
 {
-	return clh_enter(l, deadline_ns ? deadline_ns : 1, 1);
+	uint32_t me = fresh_node(), expect = 0;
+
+	if (!me)
+		return hws_fail(ENOMEM, "clh: out of memory for a queue node");
+	/* acq_rel: acquire pairs with the release CAS that emptied the tail;
+	 * release publishes our WAITING node to the next arrival. */
+	if (atomic_compare_exchange_strong_explicit(&c->tail, &expect, me, memory_order_acq_rel,
+						    memory_order_relaxed)) {
+		c->holder = me;
+		return 0;
+	}
+	hws_qnode_put(me);
+	return EBUSY;
 }
 
-int hws_clh_release(hws_clh_t *l)
+int hws_clh_core_timed_ns(hws_clh_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
 {
-	struct hws_qnode *n = hws_qnode(l->holder);
+	for (;;) {
+		int rc = hws_clh_core_try(c);
+		if (rc != EBUSY)
+			return rc;
+		/* relaxed: only names the value to wait on; try re-checks. */
+		uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
+		if (t && hws_wait_while_eq32(&c->tail, t, w, deadline_ns) == ETIMEDOUT)
+			return hws_clh_core_try(c) == 0 ? 0 : ETIMEDOUT;
+	}
+}
+
+int hws_clh_core_release(hws_clh_core_t *c, const hws_wait_t *w)
+{
+	uint32_t me = c->holder, expect = me;
+	struct hws_qnode *n = hws_qnode(me);
+
+	(void)w;   /* release never waits */
+	/* release: pairs with the acquire of the next exchange or try. */
+	if (atomic_compare_exchange_strong_explicit(&c->tail, &expect, 0, memory_order_release,
+						    memory_order_relaxed)) {
+		hws_wake32(&c->tail, HWS_WAKE_ALL);    /* timed waiters */
+		hws_qnode_put(me);
+		return 0;
+	}
 	/* release: pairs with the successor's acquire load of our state. */
 	atomic_store_explicit(&n->state, HWS_QN_DONE, memory_order_release);
 	hws_wake32(&n->state, HWS_WAKE_ALL);
@@ -82,9 +106,7 @@ int hws_clh_release(hws_clh_t *l)
 
 void hws_clh_destroy(hws_clh_t *l)
 {
-	/* relaxed: the lock is idle; the caller ordered its last use before this. */
-	hws_qnode_free_tail(atomic_load_explicit(&l->tail, memory_order_relaxed));
-	atomic_store_explicit(&l->tail, 0, memory_order_relaxed);
+	(void)l;   /* a free CLH lock references no node */
 }
 
 static int acquire(void *l) { return hws_clh_acquire(l); }

@@ -14,8 +14,8 @@
 
 int hws_mcs_init(hws_mcs_t *l, const hws_wait_t *w)
 {
-	atomic_init(&l->tail, 0);
-	l->holder = 0;
+	atomic_init(&l->core.tail, 0);
+	l->core.holder = 0;
 	l->wait = w;
 	return 0;
 }
@@ -32,58 +32,59 @@ static uint32_t fresh_node(void)
 	return me;
 }
 
-int hws_mcs_acquire(hws_mcs_t *l)
+int hws_mcs_core_acquire(hws_mcs_core_t *c, const hws_wait_t *w)
 {
 	uint32_t me = fresh_node(), pred;
 
 	if (!me)
 		return hws_fail(ENOMEM, "mcs: out of memory for a queue node");
-	pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+	pred = atomic_exchange_explicit(&c->tail, me, memory_order_acq_rel);
 	if (pred) {
 		struct hws_qnode *p = hws_qnode(pred), *n = hws_qnode(me);
 		/* release: pairs with the releaser's acquire load of next. */
 		atomic_store_explicit(&p->next, me, memory_order_release);
 		hws_wake32(&p->next, HWS_WAKE_ALL);
-		/* acquire: pairs with the release grant in hws_mcs_release. */
+		/* acquire: pairs with the release grant in hws_mcs_core_release. */
 		while (atomic_load_explicit(&n->state, memory_order_acquire) == HWS_QN_WAITING)
-			hws_wait_while_eq32(&n->state, HWS_QN_WAITING, l->wait, HWS_FOREVER);
+			hws_wait_while_eq32(&n->state, HWS_QN_WAITING, w, HWS_FOREVER);
 	}
-	l->holder = me;
+	c->holder = me;
 	return 0;
 }
 
-int hws_mcs_try(hws_mcs_t *l)
+int hws_mcs_core_try(hws_mcs_core_t *c)
 {
 	uint32_t me = fresh_node(), expect = 0;
 
 	if (!me)
 		return hws_fail(ENOMEM, "mcs: out of memory for a queue node");
-	/* acquire: pairs with the release CAS that emptied the tail. */
-	if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acquire,
+	/* acq_rel: acquire pairs with the release CAS that emptied the tail;
+	 * release publishes our initialised node to the next arrival. */
+	if (atomic_compare_exchange_strong_explicit(&c->tail, &expect, me, memory_order_acq_rel,
 						    memory_order_relaxed)) {
-		l->holder = me;
+		c->holder = me;
 		return 0;
 	}
 	hws_qnode_put(me);
 	return EBUSY;
 }
 
-int hws_mcs_timed_ns(hws_mcs_t *l, uint64_t deadline_ns)
+int hws_mcs_core_timed_ns(hws_mcs_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
 {
 	for (;;) {
-		int rc = hws_mcs_try(l);
+		int rc = hws_mcs_core_try(c);
 		if (rc != EBUSY)
 			return rc;
 		/* relaxed: only names the value to wait on; try re-checks. */
-		uint32_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
-		if (t && hws_wait_while_eq32(&l->tail, t, l->wait, deadline_ns) == ETIMEDOUT)
-			return hws_mcs_try(l) == 0 ? 0 : ETIMEDOUT;
+		uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
+		if (t && hws_wait_while_eq32(&c->tail, t, w, deadline_ns) == ETIMEDOUT)
+			return hws_mcs_core_try(c) == 0 ? 0 : ETIMEDOUT;
 	}
 }
 
-int hws_mcs_release(hws_mcs_t *l)
+int hws_mcs_core_release(hws_mcs_core_t *c, const hws_wait_t *w)
 {
-	uint32_t me = l->holder, nx;
+	uint32_t me = c->holder, nx;
 	struct hws_qnode *n = hws_qnode(me);
 
 	/* acquire: pairs with the successor's release store of the link. */
@@ -91,15 +92,15 @@ int hws_mcs_release(hws_mcs_t *l)
 	if (!nx) {
 		uint32_t expect = me;
 		/* release: pairs with the acquire of the next try/exchange. */
-		if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, 0, memory_order_release,
+		if (atomic_compare_exchange_strong_explicit(&c->tail, &expect, 0, memory_order_release,
 							    memory_order_relaxed)) {
-			hws_wake32(&l->tail, HWS_WAKE_ALL);    /* timed waiters */
+			hws_wake32(&c->tail, HWS_WAKE_ALL);    /* timed waiters */
 			hws_qnode_put(me);
 			return 0;
 		}
 		/* A successor swapped itself in but has not linked yet. */
 		while (!(nx = atomic_load_explicit(&n->next, memory_order_acquire)))
-			hws_wait_while_eq32(&n->next, 0, l->wait, HWS_FOREVER);
+			hws_wait_while_eq32(&n->next, 0, w, HWS_FOREVER);
 	}
 	struct hws_qnode *s = hws_qnode(nx);
 	/* release: pairs with the successor's acquire load of its state. */
@@ -111,7 +112,7 @@ int hws_mcs_release(hws_mcs_t *l)
 
 void hws_mcs_destroy(hws_mcs_t *l)
 {
-	(void)l;   /* an idle MCS lock references no node */
+	(void)l;   /* a free MCS lock references no node */
 }
 
 static int acquire(void *l) { return hws_mcs_acquire(l); }

@@ -1,6 +1,8 @@
-/* Queue-lock node pool and the abandonment shared by CLH and 1spinner. */
+/* Queue-lock node pool: chunks of cache-line nodes, a shared free list and a
+ * small free-node cache per thread (see qnode.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "prims/qnode.h"
@@ -8,9 +10,30 @@
 
 struct hws_qnode *_Atomic hws_qnode_chunks[HWS_QN_MAX_CHUNKS];
 
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t nchunks;        /* under pool_mu */
-static uint32_t free_head;      /* shared free list, linked by free_link; under pool_mu */
+/* The shared list's lock: a flag, so that the pool never calls into the
+ * pthread functions an LD_PRELOAD shim built on this library interposes, and
+ * so that fork can hold it (see pool_prepare). */
+static _Atomic int pool_busy;
+static uint32_t nchunks;        /* under pool_busy */
+static uint32_t free_head;      /* shared free list, linked by free_link; under pool_busy */
+
+static void pool_lock(void)
+{
+	/* acquire: pairs with the release in pool_unlock. */
+	while (atomic_exchange_explicit(&pool_busy, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void pool_unlock(void)
+{
+	/* release: publishes the list to the next holder. */
+	atomic_store_explicit(&pool_busy, 0, memory_order_release);
+}
+
+/* fork: the child gets a consistent list (no thread is inside it when the
+ * address space is copied); the nodes other threads cached are lost to it. */
+static void pool_prepare(void) { pool_lock(); }
+static void pool_after(void) { pool_unlock(); }
 
 #define CACHE_MAX 32
 #define CACHE_MOVE 16
@@ -21,18 +44,18 @@ static _Thread_local struct {
 } cache;
 
 static pthread_key_t exit_key;
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 /* Push n cached nodes back to the shared list. */
 static void flush(uint32_t n)
 {
-	pthread_mutex_lock(&pool_mu);
+	pool_lock();
 	while (n-- && cache.n) {
 		uint32_t i = cache.idx[--cache.n];
 		hws_qnode(i)->free_link = free_head;
 		free_head = i;
 	}
-	pthread_mutex_unlock(&pool_mu);
+	pool_unlock();
 }
 
 static void thread_exit(void *unused)
@@ -41,41 +64,48 @@ static void thread_exit(void *unused)
 	flush(CACHE_MAX);
 }
 
-static void make_key(void)
+static void setup(void)
 {
 	pthread_key_create(&exit_key, thread_exit);
+	pthread_atfork(pool_prepare, pool_after, pool_after);
+}
+
+/* Add a chunk to the shared list (under pool_busy). */
+static void grow(void)
+{
+	struct hws_qnode *c = aligned_alloc(HWS_CACHELINE, HWS_QN_CHUNK * sizeof *c);
+
+	if (!c)
+		return;
+	memset(c, 0, HWS_QN_CHUNK * sizeof *c);
+	/* release: pairs with the acquire in hws_qnode(). */
+	atomic_store_explicit(&hws_qnode_chunks[nchunks], c, memory_order_release);
+	for (uint32_t k = HWS_QN_CHUNK; k-- > 0;) {
+		uint32_t i = nchunks << HWS_QN_CHUNK_SHIFT | k;
+		if (i == 0)
+			continue;   /* index 0 means "none" */
+		c[k].free_link = free_head;
+		free_head = i;
+	}
+	nchunks++;
 }
 
 /* Move up to CACHE_MOVE nodes from the shared list (growing it) to the cache. */
 static int refill(void)
 {
 	if (!cache.registered) {
-		pthread_once(&exit_once, make_key);
+		pthread_once(&setup_once, setup);
 		pthread_setspecific(exit_key, &cache);   /* any non-NULL value: run thread_exit */
 		cache.registered = 1;
 	}
-	pthread_mutex_lock(&pool_mu);
-	if (!free_head && nchunks < HWS_QN_MAX_CHUNKS) {
-		struct hws_qnode *c = aligned_alloc(HWS_CACHELINE, HWS_QN_CHUNK * sizeof *c);
-		if (c) {
-			memset(c, 0, HWS_QN_CHUNK * sizeof *c);
-			/* release: pairs with the acquire in hws_qnode(). */
-			atomic_store_explicit(&hws_qnode_chunks[nchunks], c, memory_order_release);
-			for (uint32_t k = HWS_QN_CHUNK; k-- > 0;) {
-				uint32_t i = nchunks << HWS_QN_CHUNK_SHIFT | k;
-				if (i == 0)
-					continue;   /* index 0 means "none" */
-				c[k].free_link = free_head;
-				free_head = i;
-			}
-			nchunks++;
-		}
-	}
+	pool_lock();
+	if (!free_head && nchunks < HWS_QN_MAX_CHUNKS)
+		grow();
 	while (free_head && cache.n < CACHE_MOVE) {
 		cache.idx[cache.n++] = free_head;
 		free_head = hws_qnode(free_head)->free_link;
 	}
-	pthread_mutex_unlock(&pool_mu);
+	pool_unlock();
 	return cache.n ? 0 : ENOMEM;
 }
 
@@ -91,44 +121,4 @@ void hws_qnode_put(uint32_t idx)
 	if (__builtin_expect(cache.n == CACHE_MAX, 0))
 		flush(CACHE_MOVE);
 	cache.idx[cache.n++] = idx;
-}
-
-/* If nobody queued behind ME, swing the tail back to PRED and keep ME.
- * Otherwise publish "abandoned, wait on PRED" in ME; the successor follows the
- * redirect and then owns ME (it puts it back in the pool).  The tail may read
- * ME again after moving on (a successor that left swung it back to ME), but
- * whenever it reads ME nobody is queued behind ME, and only we can re-enqueue
- * ME, so the CAS has no harmful ABA. */
-void hws_qnode_abandon(_Atomic uint32_t *tail, uint32_t me, uint32_t pred)
-{
-	struct hws_qnode *n = hws_qnode(me);
-	uint32_t expect = me;
-
-	/* acq_rel: the tail is the queue's publication point (as the exchange). */
-	if (atomic_compare_exchange_strong_explicit(tail, &expect, pred, memory_order_acq_rel,
-						    memory_order_relaxed)) {
-		hws_qnode_put(me);
-		return;
-	}
-	/* relaxed: published by the release store of the state below. */
-	atomic_store_explicit(&n->redirect, pred, memory_order_relaxed);
-	/* release: pairs with the successor's acquire load of our state. */
-	atomic_store_explicit(&n->state, HWS_QN_ABANDONED, memory_order_release);
-	hws_wake32(&n->state, HWS_WAKE_ALL);
-}
-
-void hws_qnode_free_tail(uint32_t tail)
-{
-	while (tail) {
-		struct hws_qnode *n = hws_qnode(tail);
-		/* acquire: pairs with the release that set the state (no thread is
-		 * queued when a lock is destroyed; this only frees memory). */
-		uint32_t s = atomic_load_explicit(&n->state, memory_order_acquire);
-		uint32_t next = s == HWS_QN_ABANDONED
-			? atomic_load_explicit(&n->redirect, memory_order_relaxed) : 0;
-		if (s == HWS_QN_WAITING)
-			return;     /* still owned by a (misbehaving) waiter: leave it */
-		hws_qnode_put(tail);
-		tail = next;
-	}
 }

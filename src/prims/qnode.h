@@ -5,7 +5,10 @@
  * Memory is never returned to the system, so a stale index still points at a
  * node: late readers (a wake after a hand-over) are harmless.  Index 0 is
  * "none".  Each thread keeps a small cache of free nodes; a thread's cache
- * goes back to the shared list when it exits.
+ * goes back to the shared list when it exits.  A thread needs one node for
+ * each queue lock it holds or waits on at once, and a free lock holds none,
+ * so the pool's size follows the threads, not the number of locks.  The
+ * shared list is fork-safe: fork waits until no thread is inside it.
  */
 #ifndef HWS_PRIMS_QNODE_H
 #define HWS_PRIMS_QNODE_H
@@ -18,14 +21,12 @@ enum {
 	HWS_QN_WAITING = 0,     /* owner queued, its milestone not reached */
 	HWS_QN_DONE = 1,        /* milestone reached (CLH: released; 1spinner: acquired;
 				   MCS: lock granted to this node) */
-	HWS_QN_ABANDONED = 2,   /* owner gave up; successor waits on `redirect` instead */
 };
 
 struct hws_qnode {
 	_Atomic uint32_t state;     /* HWS_QN_*; the word a successor waits on */
 	_Atomic uint32_t next;      /* MCS: successor's index, 0 = not linked yet */
-	_Atomic uint32_t redirect;  /* abandoned: the predecessor to wait on instead */
-	uint32_t free_link;         /* shared free list (under the pool mutex) */
+	uint32_t free_link;         /* shared free list (under the pool's lock) */
 } HWS_ALIGNED_LINE;
 
 #define HWS_QN_CHUNK_SHIFT 10
@@ -45,10 +46,5 @@ static inline struct hws_qnode *hws_qnode(uint32_t idx)
 uint32_t hws_qnode_get(void);
 /* Give a node nobody references any more back to this thread's cache. */
 void hws_qnode_put(uint32_t idx);
-
-/* CLH-try abandonment (CLH and 1spinner): ME, queued behind PRED, leaves. */
-void hws_qnode_abandon(_Atomic uint32_t *tail, uint32_t me, uint32_t pred);
-/* Lock destruction: free the node(s) still referenced by an idle tail. */
-void hws_qnode_free_tail(uint32_t tail);
 
 #endif
