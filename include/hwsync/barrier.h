@@ -32,6 +32,18 @@ int hws_barrier_wait(hws_barrier_t *b);
 void hws_barrier_destroy(hws_barrier_t *b);
 const char *hws_barrier_kind(const hws_barrier_t *b);
 const char *const *hws_barrier_kinds(void);
+/* In-place form of "central", the words alone, for objects that hold their
+ * whole state (a pthread_barrier_t under the shim): an arrival counter and
+ * the episode number waiters wait on.  Set n and zero the rest to start. */
+typedef struct hws_barrier_central_core {
+	_Atomic uint32_t count;     /* arrivals this episode */
+	_Atomic uint32_t release;   /* episode number; the last arrival advances it */
+	uint32_t n;                 /* threads per episode */
+} hws_barrier_central_core_t;
+
+/* HWS_BARRIER_LAST in one caller per episode, 0 in the others. */
+int hws_barrier_central_core_wait(hws_barrier_central_core_t *c, const hws_wait_t *w);
+
 /* Episodes completed so far (kept by the thread that completes each episode,
  * on a line it owns at that moment: free unless read). */
 uint64_t hws_barrier_episodes(const hws_barrier_t *b);

@@ -26,25 +26,43 @@ static int central_create(hws_barrier_t **out, unsigned n, const hws_wait_t *w)
 	return 0;
 }
 
-static int central_wait(hws_barrier_t *b)
+/* One arrival on (count, release) of an n-thread barrier: the algorithm
+ * shared by the heap form and the in-place core.  `episodes`, when given,
+ * counts completed episodes (written by the last arrival only). */
+static int arrive(_Atomic uint32_t *count, _Atomic uint32_t *release, uint32_t n,
+		  const hws_wait_t *w, _Atomic uint64_t *episodes)
 {
-	struct central *c = (struct central *)b;
 	/* relaxed: coherence alone gives the current episode (see top). */
-	uint32_t gen = atomic_load_explicit(&c->release, memory_order_relaxed);
+	uint32_t gen = atomic_load_explicit(release, memory_order_relaxed);
 
 	/* acq_rel: the arrivals form one release sequence, so the last arrival
 	 * acquires everything the others wrote before arriving. */
-	if (atomic_fetch_add_explicit(&c->count, 1, memory_order_acq_rel) == b->n - 1) {
+	if (atomic_fetch_add_explicit(count, 1, memory_order_acq_rel) == n - 1) {
 		/* relaxed: published by the release store below. */
-		atomic_store_explicit(&c->count, 0, memory_order_relaxed);
-		hws_barrier_count_episode(b);
+		atomic_store_explicit(count, 0, memory_order_relaxed);
+		if (episodes) {
+			/* relaxed: a statistic; the release below publishes it. */
+			uint64_t e = atomic_load_explicit(episodes, memory_order_relaxed);
+			atomic_store_explicit(episodes, e + 1, memory_order_relaxed);
+		}
 		/* release: pairs with the waiters' acquire load in the wait layer. */
-		atomic_store_explicit(&c->release, gen + 1, memory_order_release);
-		hws_wake32(&c->release, HWS_WAKE_ALL);
+		atomic_store_explicit(release, gen + 1, memory_order_release);
+		hws_wake32(release, HWS_WAKE_ALL);
 		return HWS_BARRIER_LAST;
 	}
-	hws_barrier_await(b, &c->release, gen);
+	hws_wait_while_eq32(release, gen, w, HWS_FOREVER);
 	return 0;
+}
+
+static int central_wait(hws_barrier_t *b)
+{
+	struct central *c = (struct central *)b;
+	return arrive(&c->count, &c->release, b->n, &b->wait, b->episodes);
+}
+
+int hws_barrier_central_core_wait(hws_barrier_central_core_t *c, const hws_wait_t *w)
+{
+	return arrive(&c->count, &c->release, c->n, w, NULL);
 }
 
 const struct hws_barrier_kind hws_barrier_central = {

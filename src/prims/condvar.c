@@ -1,19 +1,12 @@
-/* Condition variable over any hwsync lock and any wait policy.
- *
- * A 32-bit sequence word: wait reads it while holding the lock, releases the
- * lock, waits while the word still holds that value, then re-acquires the
- * lock.  signal and broadcast advance the word and wake one or all sleepers.
- * No lost wake-up: a signaller that changed the predicate under the lock after
- * our unlock advances seq after our read, so the wait sees a new value.
- * Spurious wake-ups (allowed by the contract): with polling policies every
- * waiter sees the change, so signal may release more than one waiter; with
- * futex it wakes one sleeper.  An ABA needs 2^32 signals between our read and
- * our wait, which we accept (as glibc did before 2.25). */
+/* Condition variable over any hwsync lock and any wait policy: the in-place
+ * core of include/hwsync/condvar.h with its policy, on a line of its own.
+ * An ABA of the sequence word needs 2^32 signals between a waiter's read and
+ * its wait, which we accept (as glibc did before 2.25). */
 #include <hwsync/condvar.h>
 #include "prims/prims_internal.h"
 
 struct hws_condvar {
-	_Atomic uint32_t seq HWS_ALIGNED_LINE;
+	hws_condvar_core_t core HWS_ALIGNED_LINE;
 	hws_wait_t wait;
 };
 
@@ -29,7 +22,8 @@ int hws_condvar_create(hws_condvar_t **out, const char *wait_policy)
 		return rc;
 	if (!(cv = hws_alloc_lines(sizeof *cv)))
 		return hws_fail(ENOMEM, "condvar: out of memory");
-	atomic_init(&cv->seq, 0);
+	atomic_init(&cv->core.seq, 0);
+	atomic_init(&cv->core.waiters, 0);
 	cv->wait = w;
 	*out = cv;
 	return 0;
@@ -37,13 +31,14 @@ int hws_condvar_create(hws_condvar_t **out, const char *wait_policy)
 
 static int cv_wait_until(hws_condvar_t *cv, hws_lock_t *l, uint64_t deadline_ns)
 {
-	/* relaxed: read under the lock; a signaller that runs after our unlock
-	 * increments after this read (lock order + coherence). */
-	uint32_t s = atomic_load_explicit(&cv->seq, memory_order_relaxed);
+	uint32_t seq = hws_condvar_core_enter(&cv->core);
 	int rc = hws_lock_release(l);
-	if (rc)
+	if (rc) {
+		hws_condvar_core_leave(&cv->core);
 		return rc;
-	int wrc = hws_wait_while_eq32(&cv->seq, s, &cv->wait, deadline_ns);
+	}
+	int wrc = hws_condvar_core_block(&cv->core, seq, &cv->wait, deadline_ns);
+	hws_condvar_core_leave(&cv->core);
 	rc = hws_lock_acquire(l);
 	return rc ? rc : wrc;
 }
@@ -67,26 +62,20 @@ int hws_condvar_timed(hws_condvar_t *cv, hws_lock_t *l, const struct timespec *a
 	return cv_wait_until(cv, l, dl);
 }
 
-static int cv_advance(hws_condvar_t *cv, uint32_t n)
-{
-	/* release: pairs with the waiter's acquire load in the wait layer. */
-	atomic_fetch_add_explicit(&cv->seq, 1, memory_order_release);
-	hws_wake32(&cv->seq, n);
-	return 0;
-}
-
 int hws_condvar_signal(hws_condvar_t *cv)
 {
 	if (!cv)
 		return hws_fail(EINVAL, "hws_condvar_signal: NULL condvar");
-	return cv_advance(cv, 1);
+	hws_condvar_core_wake(&cv->core, 1);
+	return 0;
 }
 
 int hws_condvar_broadcast(hws_condvar_t *cv)
 {
 	if (!cv)
 		return hws_fail(EINVAL, "hws_condvar_broadcast: NULL condvar");
-	return cv_advance(cv, HWS_WAKE_ALL);
+	hws_condvar_core_wake(&cv->core, HWS_WAKE_ALL);
+	return 0;
 }
 
 void hws_condvar_destroy(hws_condvar_t *cv)
