@@ -28,6 +28,9 @@ typedef struct hws_barrier hws_barrier_t;
 
 int hws_barrier_create(hws_barrier_t **b, const char *kind, unsigned nthreads,
 		       const char *wait_policy);
+/* The same with a policy parsed once (hws_wait_init); the barrier keeps a copy. */
+int hws_barrier_create_with(hws_barrier_t **b, const char *kind, unsigned nthreads,
+			    const hws_wait_t *wait_policy);
 int hws_barrier_wait(hws_barrier_t *b);
 void hws_barrier_destroy(hws_barrier_t *b);
 const char *hws_barrier_kind(const hws_barrier_t *b);

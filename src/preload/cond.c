@@ -9,17 +9,12 @@
  * bridged (see native_wait).
  *
  * Layout in pthread_cond_t (glibc 2.25+):
- *   word 0   seq: bumped by every signal/broadcast that has waiters
- *   word 1   waiters: threads between entry and leaving the wait
- *   __wrefs  bit 0: process-shared (glibc's; set only by glibc), bit 1: the
- *            clock is CLOCK_MONOTONIC (same meaning as glibc's bit)
- * PTHREAD_COND_INITIALIZER (all zero) is a valid shim condvar as it stands.
- *
- * Waiter: waiters++ and read seq while holding the mutex, unlock, wait while
- * seq is unchanged, waiters--, re-lock.  A signaller that changed the
- * predicate under the mutex sees the waiter's waiters++ (the mutex orders
- * them), so it skips the wake-up only when nobody waits.  Spurious wake-ups
- * (a spinning waiter that sees a signal meant for another) are allowed.
+ *   words 0-1  the library's in-place condvar (hws_condvar_core_t: sequence
+ *              and announced waiters; the algorithm is in hwsync/condvar.h)
+ *   __wrefs    bit 0: process-shared (glibc's; set only by glibc), bit 1: the
+ *              clock is CLOCK_MONOTONIC (same meaning as glibc's bit)
+ * PTHREAD_COND_INITIALIZER (all zero) is a valid shim condvar as it stands,
+ * and nothing is allocated, so an abandoned condvar leaks nothing.
  *
  * Cancellation: pthread_cond_wait/timedwait/clockwait are cancellation
  * points.  A pending cancel acts at entry (pthread_testcancel); while blocked
@@ -32,10 +27,10 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <hwsync/condvar.h>
 #include "preload/shim.h"
 
-#define SEQ(c) ((_Atomic uint32_t *)(void *)(c))
-#define WAITERS(c) ((_Atomic uint32_t *)(void *)(c) + 1)
+#define CORE(c) ((hws_condvar_core_t *)(void *)(c))
 #define WREFS(c) ((_Atomic unsigned *)&(c)->__data.__wrefs)
 #define F_PSHARED 1u
 #define F_MONOTONIC 2u
@@ -59,17 +54,10 @@ struct waiting {
 	pthread_mutex_t *m;
 };
 
-static void leave(pthread_cond_t *c)
-{
-	/* release: pairs with the acquire in pthread_cond_destroy (we are done
-	 * with c). */
-	atomic_fetch_sub_explicit(WAITERS(c), 1, memory_order_release);
-}
-
 static void cancelled(void *arg)
 {
 	struct waiting *w = arg;
-	leave(w->c);
+	hws_condvar_core_leave(CORE(w->c));
 	hws_shim_mutex_lock_any(w->m);
 }
 
@@ -80,30 +68,23 @@ static int shim_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t deadline_ns
 	uint64_t t0 = hws_cfg.stats ? hws_now_ns() : 0;
 
 	pthread_testcancel();
-	/* seq_cst: a signaller's load of waiters must see this increment (it is
-	 * also ordered by the mutex the signaller held to change the predicate). */
-	atomic_fetch_add_explicit(WAITERS(c), 1, memory_order_seq_cst);
-	/* relaxed: read under the mutex; any later signal changes it. */
-	uint32_t old = atomic_load_explicit(SEQ(c), memory_order_relaxed);
+	uint32_t seq = hws_condvar_core_enter(CORE(c));
 	if ((rc = hws_shim_mutex_unlock_any(m))) {
-		leave(c);
+		hws_condvar_core_leave(CORE(c));
 		return rc;
 	}
 	pthread_cleanup_push(cancelled, &w);
 	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-	rc = hws_wait_while_eq32(SEQ(c), old, &hws_cfg.wait, deadline_ns);
+	rc = hws_condvar_core_block(CORE(c), seq, &hws_cfg.wait, deadline_ns);
 	pthread_setcanceltype(oldtype, NULL);
 	pthread_cleanup_pop(0);
-	leave(c);
+	hws_condvar_core_leave(CORE(c));
 	int lrc = hws_shim_mutex_lock_any(m);
 	if (hws_cfg.stats) {
-		/* relaxed: statistics counters. */
-		atomic_fetch_add_explicit(&hws_fam[HWS_FAM_COND].ops, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&hws_fam[HWS_FAM_COND].wait_ns, hws_now_ns() - t0,
-					  memory_order_relaxed);
+		HWS_COUNT(HWS_FAM_COND, ops, 1);
+		HWS_COUNT(HWS_FAM_COND, wait_ns, hws_now_ns() - t0);
 		if (rc == ETIMEDOUT)
-			atomic_fetch_add_explicit(&hws_fam[HWS_FAM_COND].timeouts, 1,
-						  memory_order_relaxed);
+			HWS_COUNT(HWS_FAM_COND, timeouts, 1);
 	}
 	if (lrc)
 		return lrc;
@@ -209,8 +190,7 @@ HWS_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 		return hws_native.cond_destroy ? hws_native.cond_destroy(c) : 0;
 	/* Woken waiters may still be on their way out: wait for them, as glibc
 	 * does (destroying a condvar with blocked waiters is undefined). */
-	/* acquire: pairs with the release in leave(). */
-	while (atomic_load_explicit(WAITERS(c), memory_order_acquire))
+	while (hws_condvar_core_busy(CORE(c)))
 		sched_yield();
 	return 0;
 }
@@ -252,17 +232,13 @@ static int wake(pthread_cond_t *c, int all)
 {
 	if (is_native(c))
 		return native_wake(c, all);
-	if (hws_cfg.stats)
-		/* relaxed: statistics counter. */
-		atomic_fetch_add_explicit(all ? &hws_fam[HWS_FAM_COND].broadcasts
-					      : &hws_fam[HWS_FAM_COND].signals,
-					  1, memory_order_relaxed);
-	/* seq_cst: pairs with the waiter's seq_cst increment of waiters. */
-	if (atomic_load_explicit(WAITERS(c), memory_order_seq_cst) == 0)
-		return 0;
-	/* release: a waiter that sees the new seq sees what was written before. */
-	atomic_fetch_add_explicit(SEQ(c), 1, memory_order_release);
-	hws_wake32(SEQ(c), all ? HWS_WAKE_ALL : 1);
+	if (hws_cfg.stats) {
+		if (all)
+			HWS_COUNT(HWS_FAM_COND, broadcasts, 1);
+		else
+			HWS_COUNT(HWS_FAM_COND, signals, 1);
+	}
+	hws_condvar_core_wake(CORE(c), all ? HWS_WAKE_ALL : 1);
 	return 0;
 }
 

@@ -120,7 +120,7 @@ static hws_barrier_t *team_barrier(struct team *t)
 	hws_barrier_t *n;
 	int threads = n_num_threads()();
 	if (threads < 2 ||
-	    hws_barrier_create(&n, hws_cfg.barrier_kind, (unsigned)threads, hws_cfg.wait_spec))
+	    hws_barrier_create_with(&n, hws_cfg.barrier_kind, (unsigned)threads, &hws_cfg.wait))
 		n = BARRIER_FAILED;
 	/* release: publishes the barrier; acquire: sees the winner's. */
 	if (atomic_compare_exchange_strong_explicit(&t->b, &b, n, memory_order_acq_rel,
@@ -136,8 +136,8 @@ HWS_EXPORT void GOMP_barrier(void)
 	struct team *t = cur.team;
 	/* A team started inside ours by another entry point (its master still
 	 * has our state) is told apart by its nesting level. */
-	if (!t || n_level()() != cur.level || !hws_cfg.barriers) {
-		hws_pass(hws_cfg.barriers ? HWS_PASS_GOMP_TEAM : HWS_PASS_NO_BARRIERS);
+	if (!t || n_level()() != cur.level) {
+		hws_pass(HWS_PASS_GOMP_TEAM);
 		n_barrier()();
 		return;
 	}

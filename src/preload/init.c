@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "preload/shim.h"
+#include "prims/lock_ops.h"
 #include "wait/internal.h"
 
 struct hws_native hws_native;
@@ -145,15 +146,12 @@ static const char *const pass_name[HWS_PASS_NKINDS] = {
 	[HWS_PASS_MUTEX_OTHER] = "pthread mutexes of other types",
 	[HWS_PASS_COND_PSHARED] = "process-shared condition variables",
 	[HWS_PASS_BARRIER_PSHARED] = "process-shared pthread barriers",
-	[HWS_PASS_BARRIER_UNFIT] = "barriers the HWSYNC_BARRIER kind cannot serve (thread count)",
 	[HWS_PASS_SEM_PSHARED] = "process-shared unnamed semaphores",
 	[HWS_PASS_SEM_NAMED] = "named semaphores (sem_open)",
 	[HWS_PASS_STARTUP] = "objects first used while the shim was starting",
-	[HWS_PASS_NO_BARRIERS] = "barriers (this build has no barrier kinds)",
 	[HWS_PASS_GOMP_TEAM] = "GOMP_barrier in teams not started by GOMP_parallel",
 	[HWS_PASS_GOMP_TASKS] = "GOMP_barrier after tasks were created (run by libgomp)",
-	[HWS_PASS_OMP_TABLE_FULL] = "OpenMP locks beyond the side table's capacity",
-	[HWS_PASS_CREATE_FAILED] = "objects whose hwsync lock could not be created",
+	[HWS_PASS_BARRIER_UNFIT] = "OpenMP team barriers the HWSYNC_BARRIER kind cannot serve",
 };
 static _Atomic int pass_seen[HWS_PASS_NKINDS];
 
@@ -224,9 +222,31 @@ static void list_str(const char *const *list, char *buf, size_t len)
 		snprintf(buf, len, "none in this build");
 }
 
-static void atfork_prepare(void) { hws_stats_atfork_prepare(); }
-static void atfork_parent(void) { hws_stats_atfork_parent(); }
 static void atfork_child(void) { hws_stats_atfork_child(); }
+
+/* HWSYNC_LOCK -> the in-place kind; "auto" is whatever the library's "auto"
+ * resolves to.  0, or EINVAL for a name the shim does not run in place. */
+static int kind_of(const char *name, enum hws_shim_kind *k, const char **used)
+{
+	static const struct {
+		const char *name;
+		enum hws_shim_kind kind;
+	} map[] = {
+		{ "tas", HWS_SK_TAS }, { "ttas", HWS_SK_TTAS }, { "ticket", HWS_SK_TICKET },
+		{ "mcs", HWS_SK_MCS }, { "clh", HWS_SK_CLH }, { "1spinner", HWS_SK_1SPINNER },
+		{ "mutex", HWS_SK_MUTEX },
+	};
+	const char *dflt;
+	if (!strcmp(name, "auto"))
+		name = hws_lock_auto_choice(&dflt)->name;
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(map[i].name, name)) {
+			*k = map[i].kind;
+			*used = map[i].name;
+			return 0;
+		}
+	return EINVAL;
+}
 
 /* Read and check the environment; 0 when the shim can run. */
 static int configure(void)
@@ -257,19 +277,14 @@ static int configure(void)
 			     "native implementation", c->lock_kind, known);
 		return EINVAL;
 	}
-	hws_lock_t *probe;
-	if (hws_lock_create(&probe, c->lock_kind, c->wait_spec)) {
-		hws_shim_say("HWSYNC_LOCK='%s' with HWSYNC_WAIT='%s': %s; running on the native "
-			     "implementation", c->lock_kind, c->wait_spec, hws_last_error());
+	const char *used;
+	if (kind_of(c->lock_kind, &hws_lock_kind8, &used)) {
+		hws_shim_say("HWSYNC_LOCK='%s': this kind has no in-place form in the shim; "
+			     "running on the native implementation", c->lock_kind);
 		return EINVAL;
 	}
-	snprintf(c->lock_used, sizeof c->lock_used, "%s", hws_lock_kind(probe));
-	hws_lock_destroy(probe);
-	const char *bk = getenv("HWSYNC_BARRIER");
-	c->barriers = hws_barrier_create && hws_barrier_kinds()[0];
-	if (!c->barriers && !(bk && *bk)) {
-		/* no barrier kinds in this build: barriers pass through */
-	} else if (!in_list(hws_barrier_kinds(), c->barrier_kind)) {
+	snprintf(c->lock_used, sizeof c->lock_used, "%s", used);
+	if (!in_list(hws_barrier_kinds(), c->barrier_kind)) {
 		list_str(hws_barrier_kinds(), known, sizeof known);
 		hws_shim_say("HWSYNC_BARRIER='%s' is not a barrier kind (known: %s); running on "
 			     "the native implementation", c->barrier_kind, known);
@@ -291,9 +306,10 @@ static int configure(void)
 		}
 		c->trace = 1;
 	}
+	c->instrument = c->stats || c->trace;
 	if (c->wait.kind == HWS_WAIT_ADAPTIVE)
 		hws_adaptive_calibration();   /* now, not inside a waiter */
-	if (pthread_atfork(atfork_prepare, atfork_parent, atfork_child)) {
+	if (pthread_atfork(NULL, NULL, atfork_child)) {
 		hws_shim_say("pthread_atfork failed; running on the native implementation");
 		return ENOMEM;
 	}

@@ -1,11 +1,12 @@
-/* Unnamed process-private semaphores (sem_init with pshared 0): a counter on
- * the wait layer.  Everything else -- sem_open'ed and process-shared
- * semaphores -- stays with glibc.
+/* Unnamed process-private semaphores (sem_init with pshared 0): the library's
+ * in-place semaphore (hws_sem_core_t, hwsync/sem.h) in the first 8 bytes.
+ * Everything else -- sem_open'ed and process-shared semaphores -- stays with
+ * glibc.
  *
  * Owner record: glibc keeps its futex flag in the int after the 64-bit value
  * word (0 private, 128 shared, also for sem_open); the shim writes SEM_MAGIC
  * there, so a semaphore that reaches sem_wait/sem_post is recognised as ours
- * or passed to glibc unchanged.
+ * or passed to glibc unchanged.  Nothing is allocated.
  *
  * sem_wait, sem_timedwait and sem_clockwait are cancellation points: a
  * pending cancel acts at entry, and while blocked the thread waits with
@@ -15,13 +16,14 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <hwsync/sem.h>
 #include "preload/shim.h"
 
 #define SEM_MAGIC 0x48575353   /* "HWSS" */
-#define VALUE(s) ((_Atomic uint32_t *)(void *)(s))
+#define CORE(s) ((hws_sem_core_t *)(void *)(s))
 #define MAGIC(s) ((_Atomic int *)((char *)(void *)(s) + 8))
 
-_Static_assert(sizeof(sem_t) >= 16, "sem_t layout");
+_Static_assert(sizeof(sem_t) >= 16 && sizeof(hws_sem_core_t) == 8, "sem_t layout");
 
 static inline int ours(sem_t *s)
 {
@@ -35,12 +37,11 @@ static inline int fail(int err)
 	return -1;
 }
 
-static void count(_Atomic uint64_t *c)
-{
-	if (hws_cfg.stats)
-		/* relaxed: statistics counter. */
-		atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
+#define COUNT(field) \
+	do { \
+		if (hws_cfg.stats) \
+			HWS_COUNT(HWS_FAM_SEM, field, 1); \
+	} while (0)
 
 HWS_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 {
@@ -52,7 +53,8 @@ HWS_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 	if (value > SEM_VALUE_MAX)
 		return fail(EINVAL);
 	/* relaxed: init is not concurrent with use. */
-	atomic_store_explicit(VALUE(s), value, memory_order_relaxed);
+	atomic_store_explicit(&CORE(s)->value, value, memory_order_relaxed);
+	atomic_store_explicit(&CORE(s)->waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(MAGIC(s), SEM_MAGIC, memory_order_relaxed);
 	return 0;
 }
@@ -68,34 +70,37 @@ HWS_EXPORT int sem_destroy(sem_t *s)
 
 static int take(sem_t *s)
 {
-	/* relaxed: the CAS below decides. */
-	uint32_t v = atomic_load_explicit(VALUE(s), memory_order_relaxed);
-	while (v > 0)
-		/* acquire: pairs with the release CAS in sem_post. */
-		if (atomic_compare_exchange_weak_explicit(VALUE(s), &v, v - 1,
-							  memory_order_acquire,
-							  memory_order_relaxed))
-			return 1;
-	return 0;
+	return hws_sem_core_take(CORE(s));
 }
 
-/* Block until a token is taken or the deadline passes: 0 or ETIMEDOUT. */
+static void retire(void *s)
+{
+	hws_sem_core_retire(CORE(s));
+}
+
+/* Block until a unit is taken or the deadline passes: 0 or ETIMEDOUT.  The
+ * count changes only by a CAS outside the window in which asynchronous
+ * cancellation is enabled, so a cancelled waiter never takes a unit; its
+ * cleanup handler withdraws its announcement. */
 static int block(sem_t *s, uint64_t deadline_ns)
 {
 	int rc = 0, oldtype;
-	count(&hws_fam[HWS_FAM_SEM].contended);
+	COUNT(contended);
+	hws_sem_core_announce(CORE(s));
+	pthread_cleanup_push(retire, s);
 	while (!take(s)) {
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-		rc = hws_wait_while_eq32(VALUE(s), 0, &hws_cfg.wait, deadline_ns);
+		rc = hws_sem_core_block(CORE(s), &hws_cfg.wait, deadline_ns);
 		pthread_setcanceltype(oldtype, NULL);
-		if (rc == ETIMEDOUT && !take(s)) {
-			count(&hws_fam[HWS_FAM_SEM].timeouts);
-			return ETIMEDOUT;
+		if (rc == ETIMEDOUT) {
+			rc = take(s) ? 0 : ETIMEDOUT;
+			break;
 		}
-		if (rc == ETIMEDOUT)
-			return 0;
 	}
-	return 0;
+	pthread_cleanup_pop(1);
+	if (rc)
+		COUNT(timeouts);
+	return rc;
 }
 
 HWS_EXPORT int sem_wait(sem_t *s)
@@ -105,7 +110,7 @@ HWS_EXPORT int sem_wait(sem_t *s)
 		return hws_native.sem_wait ? hws_native.sem_wait(s) : fail(ENOSYS);
 	}
 	pthread_testcancel();
-	count(&hws_fam[HWS_FAM_SEM].ops);
+	COUNT(ops);
 	if (take(s))
 		return 0;
 	block(s, HWS_FOREVER);
@@ -118,7 +123,7 @@ HWS_EXPORT int sem_trywait(sem_t *s)
 		hws_pass(HWS_PASS_SEM_NAMED);
 		return hws_native.sem_trywait ? hws_native.sem_trywait(s) : fail(ENOSYS);
 	}
-	count(&hws_fam[HWS_FAM_SEM].ops);
+	COUNT(ops);
 	return take(s) ? 0 : fail(EAGAIN);
 }
 
@@ -131,7 +136,7 @@ static int timed(sem_t *s, clockid_t clock, const struct timespec *abs)
 	if ((rc = hws_shim_deadline_ns(clock, abs, &dl)))
 		return fail(rc);
 	pthread_testcancel();
-	count(&hws_fam[HWS_FAM_SEM].ops);
+	COUNT(ops);
 	if (take(s))
 		return 0;
 	if ((rc = block(s, dl)))
@@ -166,16 +171,9 @@ HWS_EXPORT int sem_post(sem_t *s)
 		hws_pass(HWS_PASS_SEM_NAMED);
 		return hws_native.sem_post ? hws_native.sem_post(s) : fail(ENOSYS);
 	}
-	/* relaxed: the CAS below decides. */
-	uint32_t v = atomic_load_explicit(VALUE(s), memory_order_relaxed);
-	do {
-		if (v >= SEM_VALUE_MAX)
-			return fail(EOVERFLOW);
-		/* release: pairs with the acquire CAS of the waiter that takes it. */
-	} while (!atomic_compare_exchange_weak_explicit(VALUE(s), &v, v + 1, memory_order_release,
-							memory_order_relaxed));
-	count(&hws_fam[HWS_FAM_SEM].signals);
-	hws_wake32(VALUE(s), 1);
+	if (hws_sem_core_post(CORE(s)))
+		return fail(EOVERFLOW);
+	COUNT(signals);
 	return 0;
 }
 
@@ -184,6 +182,6 @@ HWS_EXPORT int sem_getvalue(sem_t *s, int *sval)
 	if (!ours(s))
 		return hws_native.sem_getvalue ? hws_native.sem_getvalue(s, sval) : fail(ENOSYS);
 	/* relaxed: a snapshot, as POSIX allows. */
-	*sval = (int)atomic_load_explicit(VALUE(s), memory_order_relaxed);
+	*sval = (int)atomic_load_explicit(&CORE(s)->value, memory_order_relaxed);
 	return 0;
 }

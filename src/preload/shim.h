@@ -3,7 +3,10 @@
  * Ownership rule: every pthread/sem/omp object is owned entirely by the shim
  * or entirely by the native implementation (glibc, libgomp), decided once per
  * object (at init, or lazily for statically initialised mutexes and condvars)
- * and recorded in the object itself or in a side table.  Native-owned objects
+ * and recorded in the object itself, or, for the objects too small to record
+ * it (OpenMP locks and critical sections), decided once per process.  Every
+ * shim-owned object keeps its whole state in place: nothing is allocated per
+ * object, so objects abandoned without destroy leak nothing.  Native-owned objects
  * are passed to the native function unchanged; glibc's internal calls (for
  * example pthread_cond_wait re-locking its mutex) therefore only ever see
  * native-owned objects.  See docs/preload.md.
@@ -19,15 +22,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+#include <hwsync/arch.h>
 #include <hwsync/barrier.h>
 #include <hwsync/lock.h>
 #include <hwsync/wait.h>
-
-/* Barrier kinds come with the library's barriers; until a build has them the
- * shim passes barriers through (weak references resolve to NULL). */
-#pragma weak hws_barrier_create
-#pragma weak hws_barrier_wait
-#pragma weak hws_barrier_destroy
+#include "preload/lock_words.h"
 
 #define HWS_EXPORT __attribute__((visibility("default")))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -78,10 +77,10 @@ struct hws_shim_config {
 	char lock_used[32];      /* the kind "auto" resolves to */
 	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
 	char barrier_kind[32];   /* HWSYNC_BARRIER, default "central" */
-	hws_wait_t wait;         /* parsed HWSYNC_WAIT */
+	hws_wait_t wait;         /* HWSYNC_WAIT, parsed once: every object waits with it */
 	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else pause */
 	int stats, verbose, trace;
-	int barriers;            /* this build has barrier kinds */
+	int instrument;          /* stats || trace: the lock paths count or record */
 	int pid;                 /* process that read the configuration */
 	int err_fd;              /* stderr as it was at start-up (programs such as
 				  * xz close stderr before exit) */
@@ -112,9 +111,9 @@ void hws_shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 enum hws_pass {
 	HWS_PASS_MUTEX_RECURSIVE, HWS_PASS_MUTEX_ERRORCHECK, HWS_PASS_MUTEX_ROBUST,
 	HWS_PASS_MUTEX_PI, HWS_PASS_MUTEX_PP, HWS_PASS_MUTEX_PSHARED, HWS_PASS_MUTEX_OTHER,
-	HWS_PASS_COND_PSHARED, HWS_PASS_BARRIER_PSHARED, HWS_PASS_BARRIER_UNFIT,
-	HWS_PASS_SEM_PSHARED, HWS_PASS_SEM_NAMED, HWS_PASS_STARTUP, HWS_PASS_NO_BARRIERS,
-	HWS_PASS_GOMP_TEAM, HWS_PASS_GOMP_TASKS, HWS_PASS_OMP_TABLE_FULL, HWS_PASS_CREATE_FAILED,
+	HWS_PASS_COND_PSHARED, HWS_PASS_BARRIER_PSHARED,
+	HWS_PASS_SEM_PSHARED, HWS_PASS_SEM_NAMED, HWS_PASS_STARTUP,
+	HWS_PASS_GOMP_TEAM, HWS_PASS_GOMP_TASKS, HWS_PASS_BARRIER_UNFIT,
 	HWS_PASS_NKINDS
 };
 void hws_pass(enum hws_pass what);
@@ -122,7 +121,7 @@ void hws_pass(enum hws_pass what);
 int hws_pass_seen(enum hws_pass what);
 const char *hws_pass_name(enum hws_pass what);
 
-/* ---- locks the shim creates (pthread mutex, omp locks, critical) ---- */
+/* ---- the shim's locks: families, and the lock paths ---- */
 enum hws_family {
 	HWS_FAM_MUTEX, HWS_FAM_OMP_LOCK, HWS_FAM_OMP_NEST, HWS_FAM_OMP_CRITICAL, HWS_FAM_NLOCKS,
 	/* families below keep their own counters */
@@ -131,34 +130,106 @@ enum hws_family {
 };
 extern const char *const hws_family_name[HWS_FAM_N];
 
-struct hws_shim_lock {
-	hws_lock_t *lock;
-	uint64_t acquired_ns;            /* trace: when the holder got it */
-	struct hws_shim_lock *prev, *next; /* stats registry */
-	const void *owner;               /* nest locks: owning thread */
-	unsigned count;                  /* nest locks: depth */
-	unsigned family;
+/* This thread asked for asynchronous cancellation (pthread_setcanceltype). */
+extern _Thread_local int hws_async_cancel;
+
+/* Out of line: blocking acquire of a lock that is not free, without
+ * instrumentation (with asynchronous cancellation on, by a path that leaves
+ * no trace in the lock if the thread is cancelled while waiting). */
+int hws_shim_wait8(struct hws_words8 *w);
+
+/* Out of line: the instrumented paths (HWSYNC_STATS, HWSYNC_TRACE).
+ * Exactly one of w8, w4 is given; deadline_ns only for HWS_OP_TIMED. */
+enum hws_lock_op { HWS_OP_ACQUIRE, HWS_OP_TRY, HWS_OP_TIMED };
+int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws_lock_op op,
+			  unsigned family, const void *obj, uint64_t deadline_ns);
+int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
+			    const void *obj);
+
+static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const void *obj)
+{
+	if (likely(!hws_cfg.instrument)) {
+		if (likely(hws_words8_try(w) == 0))
+			return 0;
+		return hws_shim_wait8(w);
+	}
+	return hws_shim_lock_counted(w, NULL, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER);
+}
+
+static inline int hws_shim_try8(struct hws_words8 *w, unsigned family, const void *obj)
+{
+	if (likely(!hws_cfg.instrument))
+		return hws_words8_try(w);
+	return hws_shim_lock_counted(w, NULL, HWS_OP_TRY, family, obj, 0);
+}
+
+static inline int hws_shim_timed8(struct hws_words8 *w, unsigned family, const void *obj,
+				  uint64_t deadline_ns)
+{
+	if (likely(!hws_cfg.instrument))
+		return hws_words8_timed(w, deadline_ns);
+	return hws_shim_lock_counted(w, NULL, HWS_OP_TIMED, family, obj, deadline_ns);
+}
+
+static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const void *obj)
+{
+	if (likely(!hws_cfg.instrument))
+		return hws_words8_release(w);
+	return hws_shim_unlock_counted(w, NULL, family, obj);
+}
+
+static inline int hws_shim_acquire4(struct hws_words4 *w, unsigned family, const void *obj)
+{
+	if (likely(!hws_cfg.instrument))
+		return hws_words4_acquire(w);
+	return hws_shim_lock_counted(NULL, w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER);
+}
+
+static inline int hws_shim_try4(struct hws_words4 *w, unsigned family, const void *obj)
+{
+	if (likely(!hws_cfg.instrument))
+		return hws_words4_try(w);
+	return hws_shim_lock_counted(NULL, w, HWS_OP_TRY, family, obj, 0);
+}
+
+static inline int hws_shim_release4(struct hws_words4 *w, unsigned family, const void *obj)
+{
+	if (likely(!hws_cfg.instrument))
+		return hws_words4_release(w);
+	return hws_shim_unlock_counted(NULL, w, family, obj);
+}
+
+/* ---- stats (per-thread counters, merged at exit) and trace ---- */
+struct hws_lock_tally {   /* one lock family, as counted by the lock paths */
+	_Atomic uint64_t acquisitions, first_try, after_spin, after_sleep, syscalls, max_spins,
+		wait_ns;
 };
-
-/* Create/destroy a lock of the configured kind; NULL when it cannot (the
- * caller then leaves the object to the native implementation). */
-struct hws_shim_lock *hws_shim_lock_new(unsigned family);
-void hws_shim_lock_free(struct hws_shim_lock *s);
-int hws_shim_lock_acquire(struct hws_shim_lock *s, const void *obj);
-int hws_shim_lock_try(struct hws_shim_lock *s, const void *obj);
-int hws_shim_lock_timed(struct hws_shim_lock *s, const void *obj, const struct timespec *mono);
-int hws_shim_lock_release(struct hws_shim_lock *s, const void *obj);
-
-/* ---- stats and trace ---- */
-struct hws_fam_counters {
+struct hws_fam_tally {    /* the other families */
 	_Atomic uint64_t ops, contended, wait_ns, timeouts, signals, broadcasts, episodes;
 };
-extern struct hws_fam_counters hws_fam[HWS_FAM_N];
-void hws_stats_register(struct hws_shim_lock *s);
-void hws_stats_unregister(struct hws_shim_lock *s);
+struct hws_thread_stats {
+	struct hws_lock_tally lock[HWS_FAM_NLOCKS];
+	struct hws_fam_tally fam[HWS_FAM_N];
+	struct hws_thread_stats *next;   /* registry of every block ever made */
+	_Atomic int in_use;              /* a live thread owns it */
+};
+/* This thread's block (made or reused on first use); NULL if none could be. */
+struct hws_thread_stats *hws_my_stats(void);
+/* Add v to a counter of this thread's block (only its owner writes it). */
+static inline void hws_tally(_Atomic uint64_t *c, uint64_t v)
+{
+	/* relaxed: one writer; the exit report reads a snapshot. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+/* Count one event of a family that keeps its own counters (field: ops, ...). */
+#define HWS_COUNT(family, field, v)                                              \
+	do {                                                                     \
+		struct hws_thread_stats *ts_ = hws_my_stats();                   \
+		if (ts_)                                                         \
+			hws_tally(&ts_->fam[family].field, (v));                 \
+	} while (0)
 void hws_stats_count_barrier(unsigned family, int last, uint64_t wait_ns);
-void hws_stats_atfork_prepare(void);
-void hws_stats_atfork_parent(void);
 void hws_stats_atfork_child(void);
 void hws_stats_print(void);
 
@@ -176,7 +247,6 @@ int hws_shim_deadline_ns(clockid_t clock, const struct timespec *abs, uint64_t *
 
 /* The owner of a pthread_mutex_t, kept in glibc's __kind word (mutex.c). */
 #define KIND_SHIM 0x0005A40C
-#define KIND_CLAIMING 0x0005A404
 #define KIND_NATIVE_NORMAL 512     /* glibc's PTHREAD_MUTEX_NO_ELISION_NP */
 
 /* Native mutex calls that work even while the shim starts (bootstrap). */

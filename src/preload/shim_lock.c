@@ -1,12 +1,62 @@
-/* The hwsync locks behind pthread mutexes, OpenMP locks and critical
- * sections: creation with the configured kind and policy, and the acquire and
- * release paths with the optional trace spans (wait: entry to acquired; hold:
- * acquired to release).  Stage counts come from hws_lock_stats. */
+/* The shim's lock paths beyond the inline fast path (shim.h): the blocking
+ * wait, its cancellation-safe form, and the instrumented paths for
+ * HWSYNC_STATS (stages counted into this thread's block) and HWSYNC_TRACE
+ * (spans: wait = entry to acquired, hold = acquired to release).
+ */
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 #include "preload/shim.h"
+#include "wait/internal.h"
 
+enum hws_shim_kind hws_lock_kind8 = HWS_SK_MUTEX;
+const hws_wait_t *hws_lock_wait = &hws_cfg.wait;
+_Thread_local int hws_async_cancel;
+
+/* A thread with asynchronous cancellation may die at any instruction.  A
+ * queueing kind's waiter holds a ticket or a node, which would then stay in
+ * the lock for ever, so such a thread acquires in short timed attempts (try,
+ * then wait on the lock word: no place in a queue) with cancellation disabled,
+ * and lets a pending cancel act between the attempts. */
+#define CANCEL_SLICE_NS 2000000ull
+
+static int acquire_cancel_safe(struct hws_words8 *w)
+{
+	for (;;) {
+		int old, rc;
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+		rc = hws_words8_timed(w, hws_deadline_after_ns(CANCEL_SLICE_NS));
+		pthread_setcancelstate(old, NULL);   /* a pending cancel acts here */
+		if (rc != ETIMEDOUT)
+			return rc;
+	}
+}
+
+int hws_shim_wait8(struct hws_words8 *w)
+{
+	if (unlikely(hws_async_cancel) && hws_lock_kind_queues())
+		return acquire_cancel_safe(w);
+	return hws_words8_acquire(w);
+}
+
+/* The GNU name is versioned; the shim exports an unversioned definition. */
+HWS_EXPORT int pthread_setcanceltype(int type, int *oldtype)
+{
+	typedef int (*fn_t)(int, int *);
+	static _Atomic(fn_t) native;
+	/* relaxed: idempotent cache of a dlsym result. */
+	fn_t f = atomic_load_explicit(&native, memory_order_relaxed);
+	if (unlikely(!f)) {
+		f = (fn_t)hws_native_gomp("pthread_setcanceltype", NULL);
+		if (!f)
+			return ENOSYS;
+		atomic_store_explicit(&native, f, memory_order_relaxed);
+	}
+	int rc = f(type, oldtype);
+	if (rc == 0)
+		hws_async_cancel = type == PTHREAD_CANCEL_ASYNCHRONOUS;
+	return rc;
+}
+
+/* ---- instrumented paths ---- */
 static const char *const wait_name[HWS_FAM_NLOCKS] = {
 	"mutex wait", "omp_lock wait", "omp_nest_lock wait", "critical wait",
 };
@@ -14,70 +64,87 @@ static const char *const hold_name[HWS_FAM_NLOCKS] = {
 	"mutex held", "omp_lock held", "omp_nest_lock held", "critical held",
 };
 
-struct hws_shim_lock *hws_shim_lock_new(unsigned family)
+/* Trace: when this thread acquired the locks it holds, for the hold spans.
+ * A lock released by another thread, or held beyond the table, gets none. */
+#define HELD_MAX 16
+static _Thread_local struct {
+	const void *obj;
+	uint64_t since;
+} held[HELD_MAX];
+static _Thread_local unsigned nheld;
+
+static void held_push(const void *obj, uint64_t t)
 {
-	struct hws_shim_lock *s = aligned_alloc(64, 64);
-	if (!s)
-		return NULL;
-	memset(s, 0, sizeof *s);
-	s->family = family;
-	if (hws_lock_create(&s->lock, hws_cfg.lock_kind, hws_cfg.wait_spec)) {
-		free(s);
-		return NULL;
+	if (nheld < HELD_MAX) {
+		held[nheld].obj = obj;
+		held[nheld++].since = t;
 	}
-	if (hws_cfg.stats) {
-		hws_lock_stats_enable(s->lock, 1);
-		hws_stats_register(s);
-	}
-	return s;
 }
 
-void hws_shim_lock_free(struct hws_shim_lock *s)
+static int held_pop(const void *obj, uint64_t *since)
 {
-	if (hws_cfg.stats)
-		hws_stats_unregister(s);
-	hws_lock_destroy(s->lock);
-	free(s);
+	for (unsigned i = nheld; i-- > 0;)
+		if (held[i].obj == obj) {
+			*since = held[i].since;
+			held[i] = held[--nheld];
+			return 1;
+		}
+	return 0;
 }
 
-int hws_shim_lock_acquire(struct hws_shim_lock *s, const void *obj)
+static int raw(struct hws_words8 *w8, struct hws_words4 *w4, enum hws_lock_op op,
+	       uint64_t deadline_ns)
 {
-	if (likely(!hws_cfg.trace))
-		return hws_lock_acquire(s->lock);
+	if (op == HWS_OP_TRY)
+		return w8 ? hws_words8_try(w8) : hws_words4_try(w4);
+	if (op == HWS_OP_TIMED)
+		return hws_words8_timed(w8, deadline_ns);
+	return w8 ? hws_shim_wait8(w8) : hws_words4_acquire(w4);
+}
+
+int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws_lock_op op,
+			  unsigned family, const void *obj, uint64_t deadline_ns)
+{
+	struct hws_thread_stats *ts = hws_cfg.stats ? hws_my_stats() : NULL;
+	struct hws_lock_tally *t = ts ? &ts->lock[family] : NULL;
+	struct hws_wait_counters c0 = hws_wait_tls;
 	uint64_t t0 = hws_now_ns();
-	int rc = hws_lock_acquire(s->lock);
-	uint64_t t1 = hws_now_ns();
-	hws_trace_span(wait_name[s->family], obj, t0, t1);
-	s->acquired_ns = t1;
-	return rc;
-}
+	int rc = w8 ? hws_words8_try(w8) : hws_words4_try(w4), first = rc == 0;
 
-int hws_shim_lock_try(struct hws_shim_lock *s, const void *obj)
-{
-	int rc = hws_lock_try(s->lock);
-	if (unlikely(hws_cfg.trace) && rc == 0) {
-		s->acquired_ns = hws_now_ns();
-		hws_trace_span(wait_name[s->family], obj, s->acquired_ns, s->acquired_ns);
+	if (rc == EBUSY && op != HWS_OP_TRY)
+		rc = raw(w8, w4, op, deadline_ns);
+	uint64_t t1 = first ? t0 : hws_now_ns();
+	if (t) {
+		hws_tally(&t->syscalls, hws_wait_tls.syscalls - c0.syscalls);
+		if (rc == 0) {
+			uint64_t polls = hws_wait_tls.polls - c0.polls;
+			hws_tally(&t->acquisitions, 1);
+			hws_tally(first ? &t->first_try : hws_wait_tls.sleeps != c0.sleeps
+				  ? &t->after_sleep : &t->after_spin, 1);
+			if (!first)
+				hws_tally(&t->wait_ns, t1 - t0);
+			/* relaxed: only this thread writes its block. */
+			if (polls > atomic_load_explicit(&t->max_spins, memory_order_relaxed))
+				atomic_store_explicit(&t->max_spins, polls, memory_order_relaxed);
+		}
+	}
+	if (hws_cfg.trace && (rc == 0 || op != HWS_OP_TRY)) {
+		hws_trace_span(wait_name[family], obj, t0, t1);
+		if (rc == 0)
+			held_push(obj, t1);
 	}
 	return rc;
 }
 
-int hws_shim_lock_timed(struct hws_shim_lock *s, const void *obj, const struct timespec *mono)
+int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
+			    const void *obj)
 {
-	if (likely(!hws_cfg.trace))
-		return hws_lock_timed(s->lock, mono);
-	uint64_t t0 = hws_now_ns();
-	int rc = hws_lock_timed(s->lock, mono);
-	uint64_t t1 = hws_now_ns();
-	hws_trace_span(wait_name[s->family], obj, t0, t1);
-	if (rc == 0)
-		s->acquired_ns = t1;
+	uint64_t since, s0 = hws_wait_tls.syscalls;
+	if (hws_cfg.trace && held_pop(obj, &since))
+		hws_trace_span(hold_name[family], obj, since, hws_now_ns());
+	int rc = w8 ? hws_words8_release(w8) : hws_words4_release(w4);
+	struct hws_thread_stats *ts = hws_cfg.stats ? hws_my_stats() : NULL;
+	if (ts && hws_wait_tls.syscalls != s0)
+		hws_tally(&ts->lock[family].syscalls, hws_wait_tls.syscalls - s0);
 	return rc;
-}
-
-int hws_shim_lock_release(struct hws_shim_lock *s, const void *obj)
-{
-	if (unlikely(hws_cfg.trace))
-		hws_trace_span(hold_name[s->family], obj, s->acquired_ns, hws_now_ns());
-	return hws_lock_release(s->lock);
 }

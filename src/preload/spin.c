@@ -30,9 +30,7 @@ HWS_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	/* acquire: pairs with the release store in pthread_spin_unlock. */
 	if (likely(!atomic_exchange_explicit(WORD(l), 1, memory_order_acquire))) {
 		if (hws_cfg.stats)
-			/* relaxed: statistics counter. */
-			atomic_fetch_add_explicit(&hws_fam[HWS_FAM_SPIN].ops, 1,
-						  memory_order_relaxed);
+			HWS_COUNT(HWS_FAM_SPIN, ops, 1);
 		return 0;
 	}
 	do
@@ -40,10 +38,8 @@ HWS_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	/* acquire: as above. */
 	while (atomic_exchange_explicit(WORD(l), 1, memory_order_acquire));
 	if (hws_cfg.stats) {
-		/* relaxed: statistics counters. */
-		atomic_fetch_add_explicit(&hws_fam[HWS_FAM_SPIN].ops, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&hws_fam[HWS_FAM_SPIN].contended, 1,
-					  memory_order_relaxed);
+		HWS_COUNT(HWS_FAM_SPIN, ops, 1);
+		HWS_COUNT(HWS_FAM_SPIN, contended, 1);
 	}
 	return 0;
 }

@@ -1,15 +1,18 @@
-/* HWSYNC_STATS=1: counters and the summary printed at exit.
+/* HWSYNC_STATS=1: per-thread counters and the summary printed at exit.
  *
- * Locks the shim creates are kept on a registry list (only with stats on) so
- * that the summary can read their hws_lock_stats; a destroyed lock adds its
- * counts to its family's totals.  The registry's own lock is a flag taken for
- * a few stores; the exit path only tries it for a bounded time, so a thread
- * cancelled (asynchronously) inside the registry cannot hang the exit.
+ * Each thread counts into a block of its own (struct hws_thread_stats), so
+ * counting is a load and a store on a line no other thread writes, and
+ * nothing is kept per object.  Blocks are made once and never freed: they
+ * sit on a registry list that only grows, pushed with a CAS.  A thread that
+ * exits adds its block into the totals of the dead and gives the block back
+ * for the next new thread, so the number of blocks follows the largest
+ * number of threads alive at once, not the number ever created.  The report
+ * at exit sums the totals and every block in use.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "preload/shim.h"
 
@@ -21,157 +24,188 @@ const char *const hws_family_name[HWS_FAM_N] = {
 	[HWS_FAM_OMP_BARRIER] = "omp barrier",
 };
 
-struct hws_fam_counters hws_fam[HWS_FAM_N];
+static _Atomic(struct hws_thread_stats *) registry;
+static struct hws_thread_stats dead;   /* blocks of exited threads, added up */
+static _Atomic int dead_busy;          /* a flag lock for `dead` */
+static _Thread_local struct hws_thread_stats *mine;
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
-static _Atomic int reg_lock;
-static struct hws_shim_lock *reg_head;
-static struct hws_lock_stats dead[HWS_FAM_NLOCKS];   /* destroyed locks, under reg_lock */
+#define NFIELDS(type) (sizeof(type) / sizeof(_Atomic uint64_t))
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
-static void reg_take(void)
+/* to += from, counter by counter (max_spins: the larger). */
+static void add_block(struct hws_thread_stats *to, struct hws_thread_stats *from)
 {
-	/* acquire: pairs with the release in reg_drop. */
-	while (atomic_exchange_explicit(&reg_lock, 1, memory_order_acquire))
-		sched_yield();
-}
-
-static int reg_try_for(unsigned tries)
-{
-	while (tries--) {
-		/* acquire: pairs with the release in reg_drop. */
-		if (!atomic_exchange_explicit(&reg_lock, 1, memory_order_acquire))
-			return 1;
-		sched_yield();
+	for (int f = 0; f < HWS_FAM_NLOCKS; f++) {
+		_Atomic uint64_t *a = &to->lock[f].acquisitions, *b = &from->lock[f].acquisitions;
+		for (size_t i = 0; i < NFIELDS(struct hws_lock_tally); i++)
+			if (&a[i] == &to->lock[f].max_spins) {
+				if (LD(b[i]) > LD(a[i]))
+					atomic_store_explicit(&a[i], LD(b[i]), memory_order_relaxed);
+			} else {
+				hws_tally(&a[i], LD(b[i]));
+			}
 	}
-	return 0;
+	for (int f = 0; f < HWS_FAM_N; f++) {
+		_Atomic uint64_t *a = &to->fam[f].ops, *b = &from->fam[f].ops;
+		for (size_t i = 0; i < NFIELDS(struct hws_fam_tally); i++)
+			hws_tally(&a[i], LD(b[i]));
+	}
 }
 
-static void reg_drop(void)
+static void zero_block(struct hws_thread_stats *s)
 {
-	/* release: publishes the list updates to the next taker. */
-	atomic_store_explicit(&reg_lock, 0, memory_order_release);
+	memset(s->lock, 0, sizeof s->lock);
+	memset(s->fam, 0, sizeof s->fam);
 }
 
-static void add_stats(struct hws_lock_stats *to, const struct hws_lock_stats *s)
+static void dead_lock(void)
 {
-	to->acquisitions += s->acquisitions;
-	to->first_try += s->first_try;
-	to->after_spin += s->after_spin;
-	to->after_sleep += s->after_sleep;
-	to->syscalls += s->syscalls;
-	to->wait_ns += s->wait_ns;
-	if (s->max_spins > to->max_spins)
-		to->max_spins = s->max_spins;
+	/* acquire: pairs with the release in dead_unlock. */
+	while (atomic_exchange_explicit(&dead_busy, 1, memory_order_acquire))
+		sched_yield();
 }
 
-void hws_stats_register(struct hws_shim_lock *s)
+static void dead_unlock(void)
 {
-	reg_take();
-	s->prev = NULL;
-	s->next = reg_head;
-	if (reg_head)
-		reg_head->prev = s;
-	reg_head = s;
-	reg_drop();
+	/* release: publishes the totals to the next holder. */
+	atomic_store_explicit(&dead_busy, 0, memory_order_release);
 }
 
-void hws_stats_unregister(struct hws_shim_lock *s)
+/* Fold a block into the totals and hand it back for reuse. */
+static void retire(struct hws_thread_stats *s)
 {
-	struct hws_lock_stats st;
-	int have = hws_lock_stats_get(s->lock, &st) == 0;
-	reg_take();
-	if (have)
-		add_stats(&dead[s->family], &st);
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		reg_head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	reg_drop();
+	dead_lock();
+	add_block(&dead, s);
+	zero_block(s);
+	dead_unlock();
+	/* release: the zeroed counters reach the block's next owner. */
+	atomic_store_explicit(&s->in_use, 0, memory_order_release);
+}
+
+static void thread_exit(void *block)
+{
+	retire(block);
+	mine = NULL;
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&exit_key, thread_exit);
+}
+
+struct hws_thread_stats *hws_my_stats(void)
+{
+	struct hws_thread_stats *s = mine;
+	if (likely(s != NULL))
+		return s;
+	pthread_once(&key_once, make_key);
+	/* acquire: pairs with the release CAS that pushed each block. */
+	for (s = atomic_load_explicit(&registry, memory_order_acquire); s; s = s->next) {
+		int free_ = 0;
+		/* acquire: pairs with the release in retire (zeroed counters). */
+		if (atomic_compare_exchange_strong_explicit(&s->in_use, &free_, 1,
+							    memory_order_acquire,
+							    memory_order_relaxed))
+			break;
+	}
+	if (!s) {
+		s = calloc(1, sizeof *s);
+		if (!s)
+			return NULL;
+		atomic_init(&s->in_use, 1);
+		s->next = atomic_load_explicit(&registry, memory_order_relaxed);
+		/* release: publishes the block's initialised fields with it. */
+		while (!atomic_compare_exchange_weak_explicit(&registry, &s->next, s,
+							      memory_order_release,
+							      memory_order_relaxed))
+			;
+	}
+	mine = s;
+	pthread_setspecific(exit_key, s);
+	return s;
 }
 
 void hws_stats_count_barrier(unsigned family, int last, uint64_t wait_ns)
 {
-	/* relaxed: statistics counters, read once at exit. */
-	atomic_fetch_add_explicit(&hws_fam[family].ops, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&hws_fam[family].wait_ns, wait_ns, memory_order_relaxed);
+	struct hws_thread_stats *s = hws_my_stats();
+	if (!s)
+		return;
+	hws_tally(&s->fam[family].ops, 1);
+	hws_tally(&s->fam[family].wait_ns, wait_ns);
 	if (last)
-		atomic_fetch_add_explicit(&hws_fam[family].episodes, 1, memory_order_relaxed);
+		hws_tally(&s->fam[family].episodes, 1);
 }
 
-/* fork: the child must not inherit a registry lock held by another thread. */
-void hws_stats_atfork_prepare(void)
-{
-	if (hws_cfg.stats)
-		reg_take();
-}
-
-void hws_stats_atfork_parent(void)
-{
-	if (hws_cfg.stats)
-		reg_drop();
-}
-
+/* fork: the child has only the forking thread; the other threads' blocks
+ * belong to threads it does not have, so they are free again there.  The
+ * child does not report (the parent does), so their counts are dropped. */
 void hws_stats_atfork_child(void)
 {
-	if (hws_cfg.stats)
-		reg_drop();
+	atomic_store_explicit(&dead_busy, 0, memory_order_relaxed);
+	/* acquire: pairs with the release CAS that pushed each block. */
+	for (struct hws_thread_stats *s = atomic_load_explicit(&registry, memory_order_acquire);
+	     s; s = s->next)
+		if (s != mine) {
+			zero_block(s);
+			/* relaxed: single-threaded here. */
+			atomic_store_explicit(&s->in_use, 0, memory_order_relaxed);
+		}
 }
-
-#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)   /* relaxed: exit-time read */
 
 void hws_stats_print(void)
 {
-	struct hws_lock_stats tot[HWS_FAM_NLOCKS];
-	int complete = reg_try_for(1000);
-	memcpy(tot, dead, sizeof tot);
-	if (complete) {
-		for (struct hws_shim_lock *s = reg_head; s; s = s->next) {
-			struct hws_lock_stats st;
-			if (hws_lock_stats_get(s->lock, &st) == 0)
-				add_stats(&tot[s->family], &st);
-		}
-		reg_drop();
-	}
+	struct hws_thread_stats tot;
+	memset(&tot, 0, sizeof tot);
+	dead_lock();
+	add_block(&tot, &dead);
+	dead_unlock();
+	/* acquire: pairs with the release CAS that pushed each block. */
+	for (struct hws_thread_stats *s = atomic_load_explicit(&registry, memory_order_acquire);
+	     s; s = s->next)
+		/* acquire: a block in use belongs to a live thread (a snapshot). */
+		if (atomic_load_explicit(&s->in_use, memory_order_acquire))
+			add_block(&tot, s);
+
 	int pid = hws_cfg.pid, fd = hws_cfg.err_fd;
-	dprintf(fd, "hwsync[%d]: stats: lock kind %s (%s), wait policy %s, barrier kind %s%s\n",
-		pid, hws_cfg.lock_kind, hws_cfg.lock_used, hws_cfg.wait_spec, hws_cfg.barrier_kind,
-		complete ? "" : " (live locks not counted: registry busy at exit)");
+	dprintf(fd, "hwsync[%d]: stats: lock kind %s (%s), wait policy %s, barrier kind %s\n",
+		pid, hws_cfg.lock_kind, hws_cfg.lock_used, hws_cfg.wait_spec, hws_cfg.barrier_kind);
 	for (int f = 0; f < HWS_FAM_NLOCKS; f++) {
-		const struct hws_lock_stats *t = &tot[f];
-		if (!t->acquisitions)
+		const struct hws_lock_tally *t = &tot.lock[f];
+		if (!LD(t->acquisitions))
 			continue;
 		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
 			" contended (after spin %" PRIu64 ", after sleep %" PRIu64 "), first try %"
 			PRIu64 ", %" PRIu64 " futex calls, max spin %" PRIu64 " polls, %.3f ms "
-			"waiting\n", pid, hws_family_name[f], t->acquisitions,
-			t->acquisitions - t->first_try, t->after_spin, t->after_sleep, t->first_try,
-			t->syscalls, t->max_spins, (double)t->wait_ns / 1e6);
+			"waiting\n", pid, hws_family_name[f], LD(t->acquisitions),
+			LD(t->acquisitions) - LD(t->first_try), LD(t->after_spin),
+			LD(t->after_sleep), LD(t->first_try), LD(t->syscalls), LD(t->max_spins),
+			(double)LD(t->wait_ns) / 1e6);
 	}
-	if (LD(hws_fam[HWS_FAM_SPIN].ops))
+	const struct hws_fam_tally *sp = &tot.fam[HWS_FAM_SPIN], *cv = &tot.fam[HWS_FAM_COND],
+				   *se = &tot.fam[HWS_FAM_SEM];
+	if (LD(sp->ops))
 		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
-			" contended\n", pid, hws_family_name[HWS_FAM_SPIN],
-			LD(hws_fam[HWS_FAM_SPIN].ops), LD(hws_fam[HWS_FAM_SPIN].contended));
-	if (LD(hws_fam[HWS_FAM_COND].ops) || LD(hws_fam[HWS_FAM_COND].signals) ||
-	    LD(hws_fam[HWS_FAM_COND].broadcasts))
+			" contended\n", pid, hws_family_name[HWS_FAM_SPIN], LD(sp->ops),
+			LD(sp->contended));
+	if (LD(cv->ops) || LD(cv->signals) || LD(cv->broadcasts))
 		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " waits (%" PRIu64 " timed out), %"
 			PRIu64 " signals, %" PRIu64 " broadcasts, %.3f ms waiting\n", pid,
-			hws_family_name[HWS_FAM_COND], LD(hws_fam[HWS_FAM_COND].ops),
-			LD(hws_fam[HWS_FAM_COND].timeouts), LD(hws_fam[HWS_FAM_COND].signals),
-			LD(hws_fam[HWS_FAM_COND].broadcasts),
-			(double)LD(hws_fam[HWS_FAM_COND].wait_ns) / 1e6);
-	if (LD(hws_fam[HWS_FAM_SEM].ops) || LD(hws_fam[HWS_FAM_SEM].signals))
+			hws_family_name[HWS_FAM_COND], LD(cv->ops), LD(cv->timeouts),
+			LD(cv->signals), LD(cv->broadcasts), (double)LD(cv->wait_ns) / 1e6);
+	if (LD(se->ops) || LD(se->signals))
 		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " waits (%" PRIu64 " blocked, %"
 			PRIu64 " timed out), %" PRIu64 " posts\n", pid,
-			hws_family_name[HWS_FAM_SEM], LD(hws_fam[HWS_FAM_SEM].ops),
-			LD(hws_fam[HWS_FAM_SEM].contended), LD(hws_fam[HWS_FAM_SEM].timeouts),
-			LD(hws_fam[HWS_FAM_SEM].signals));
+			hws_family_name[HWS_FAM_SEM], LD(se->ops), LD(se->contended),
+			LD(se->timeouts), LD(se->signals));
 	for (int f = HWS_FAM_BARRIER; f <= HWS_FAM_OMP_BARRIER; f++)
-		if (LD(hws_fam[f].ops))
+		if (LD(tot.fam[f].ops))
 			dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " episodes (%s), %" PRIu64
 				" waits, %.3f ms waiting\n", pid, hws_family_name[f],
-				LD(hws_fam[f].episodes), hws_cfg.barrier_kind, LD(hws_fam[f].ops),
-				(double)LD(hws_fam[f].wait_ns) / 1e6);
+				LD(tot.fam[f].episodes),
+				f == HWS_FAM_BARRIER ? "central, in place" : hws_cfg.barrier_kind,
+				LD(tot.fam[f].ops), (double)LD(tot.fam[f].wait_ns) / 1e6);
 	for (int k = 0; k < HWS_PASS_NKINDS; k++)
 		if (hws_pass_seen(k))
 			dprintf(fd, "hwsync[%d]:   passed to the native implementation: %s\n",

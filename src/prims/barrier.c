@@ -75,15 +75,13 @@ found:
 	return 0;
 }
 
-int hws_barrier_create(hws_barrier_t **out, const char *kind, unsigned nthreads,
-		       const char *wait_policy)
+int hws_barrier_create_with(hws_barrier_t **out, const char *kind, unsigned nthreads,
+			    const hws_wait_t *w)
 {
 	const struct hws_barrier_kind *k = NULL;
-	hws_wait_t w;
-	int rc;
 
-	if (!out)
-		return hws_fail(EINVAL, "hws_barrier_create: NULL result pointer");
+	if (!out || !w)
+		return hws_fail(EINVAL, "hws_barrier_create: NULL %s", out ? "policy" : "result pointer");
 	if (!kind || !*kind)
 		kind = "central";
 	for (size_t i = 0; i < NKINDS; i++)
@@ -99,9 +97,18 @@ int hws_barrier_create(hws_barrier_t **out, const char *kind, unsigned nthreads,
 		return hws_fail(EINVAL, "%s barrier: nthreads must be in [%u, %u], not %u",
 				k->name, k->min_threads, k->max_threads, nthreads);
 	}
+	return k->create(out, nthreads, w);
+}
+
+int hws_barrier_create(hws_barrier_t **out, const char *kind, unsigned nthreads,
+		       const char *wait_policy)
+{
+	hws_wait_t w;
+	int rc;
+
 	if ((rc = hws_prims_policy(&w, wait_policy, "barrier")))
 		return rc;
-	return k->create(out, nthreads, &w);
+	return hws_barrier_create_with(out, kind, nthreads, &w);
 }
 
 int hws_barrier_wait(hws_barrier_t *b)

@@ -1,0 +1,115 @@
+/* The shim's locks in place: the words of the process-wide lock kind, kept
+ * inside the caller's object, and one switch over that kind per operation.
+ *
+ * Two sizes:
+ *   struct hws_words8  8 bytes: pthread_mutex_t, omp_nest_lock_t, the
+ *                      pointer of a named critical section.  Every kind fits.
+ *   struct hws_words4  4 bytes: omp_lock_t.  tas, ttas and mutex fit as they
+ *                      are; the FIFO kinds (ticket, mcs, clh, 1spinner) use the
+ *                      4-byte ticket lock instead, the FIFO kind that fits.
+ * All-zero words are a free lock for every kind, so a statically initialised
+ * or zeroed object needs no set-up, and a free lock owns nothing (queue kinds
+ * hold a node only while held or waited for), so an object abandoned without
+ * destroy leaks nothing.  The kind and the policy are chosen once at start-up
+ * (hws_cfg.kind, hws_cfg.wait); the switch below is over a value that never
+ * changes afterwards, so it is predicted perfectly.
+ */
+#ifndef HWS_PRELOAD_LOCK_WORDS_H
+#define HWS_PRELOAD_LOCK_WORDS_H
+
+#include <hwsync/lock_1spinner.h>
+#include <hwsync/lock_clh.h>
+#include <hwsync/lock_mcs.h>
+#include <hwsync/lock_mutex.h>
+#include <hwsync/lock_tas.h>
+#include <hwsync/lock_ticket.h>
+#include <hwsync/lock_ttas.h>
+
+/* The process-wide lock kind (what HWSYNC_LOCK names; "auto" is mutex). */
+enum hws_shim_kind {
+	HWS_SK_TAS, HWS_SK_TTAS, HWS_SK_TICKET, HWS_SK_MCS, HWS_SK_CLH, HWS_SK_1SPINNER,
+	HWS_SK_MUTEX,
+};
+
+struct hws_words8 {
+	union {
+		hws_tas_core_t tas;
+		hws_ttas_core_t ttas;
+		hws_ticket_core_t ticket;
+		hws_mcs_core_t mcs;
+		hws_clh_core_t clh;
+		hws_1spinner_core_t s1;
+		hws_mutex_core_t mutex;
+	} u;
+};
+_Static_assert(sizeof(struct hws_words8) == 8, "every kind fits 8 bytes");
+
+struct hws_words4 {
+	union {
+		hws_tas_core_t tas;
+		hws_ttas_core_t ttas;
+		hws_mutex_core_t mutex;
+		hws_ticket16_core_t ticket16;
+	} u;
+};
+_Static_assert(sizeof(struct hws_words4) == 4, "4-byte kinds");
+
+/* Read once per operation; written only before the shim is published. */
+extern enum hws_shim_kind hws_lock_kind8;
+extern const hws_wait_t *hws_lock_wait;
+
+#define HWS_SWITCH8(w, op, ...)                                                        \
+	switch (hws_lock_kind8) {                                                      \
+	case HWS_SK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
+	case HWS_SK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
+	case HWS_SK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \
+	case HWS_SK_TICKET: return hws_ticket_core_##op(&(w)->u.ticket, ##__VA_ARGS__); \
+	case HWS_SK_MCS: return hws_mcs_core_##op(&(w)->u.mcs, ##__VA_ARGS__);         \
+	case HWS_SK_CLH: return hws_clh_core_##op(&(w)->u.clh, ##__VA_ARGS__);         \
+	case HWS_SK_1SPINNER: return hws_1spinner_core_##op(&(w)->u.s1, ##__VA_ARGS__); \
+	}                                                                              \
+	return EINVAL
+
+static inline int hws_words8_try(struct hws_words8 *w) { HWS_SWITCH8(w, try); }
+static inline int hws_words8_acquire(struct hws_words8 *w) { HWS_SWITCH8(w, acquire, hws_lock_wait); }
+static inline int hws_words8_timed(struct hws_words8 *w, uint64_t deadline_ns)
+{
+	HWS_SWITCH8(w, timed_ns, hws_lock_wait, deadline_ns);
+}
+
+static inline int hws_words8_release(struct hws_words8 *w)
+{
+	switch (hws_lock_kind8) {
+	case HWS_SK_MUTEX: return hws_mutex_core_release(&w->u.mutex);
+	case HWS_SK_TAS: return hws_tas_core_release(&w->u.tas);
+	case HWS_SK_TTAS: return hws_ttas_core_release(&w->u.ttas);
+	case HWS_SK_TICKET: return hws_ticket_core_release(&w->u.ticket);
+	case HWS_SK_MCS: return hws_mcs_core_release(&w->u.mcs, hws_lock_wait);
+	case HWS_SK_CLH: return hws_clh_core_release(&w->u.clh, hws_lock_wait);
+	case HWS_SK_1SPINNER: return hws_1spinner_core_release(&w->u.s1);
+	}
+	return EINVAL;
+}
+
+/* The 4-byte kinds: the FIFO kinds map to ticket16. */
+#define HWS_SWITCH4(w, op, ...)                                                        \
+	switch (hws_lock_kind8) {                                                      \
+	case HWS_SK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
+	case HWS_SK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
+	case HWS_SK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \
+	default: return hws_ticket16_core_##op(&(w)->u.ticket16, ##__VA_ARGS__);       \
+	}
+
+static inline int hws_words4_try(struct hws_words4 *w) { HWS_SWITCH4(w, try); }
+static inline int hws_words4_acquire(struct hws_words4 *w) { HWS_SWITCH4(w, acquire, hws_lock_wait); }
+static inline int hws_words4_release(struct hws_words4 *w) { HWS_SWITCH4(w, release); }
+
+/* Kinds whose blocking acquire takes a place in a queue (a ticket or a
+ * node): a thread that dies while queued would leave a trace in the lock. */
+static inline int hws_lock_kind_queues(void)
+{
+	return hws_lock_kind8 == HWS_SK_TICKET || hws_lock_kind8 == HWS_SK_MCS ||
+	       hws_lock_kind8 == HWS_SK_CLH || hws_lock_kind8 == HWS_SK_1SPINNER;
+}
+
+#endif
