@@ -58,10 +58,13 @@ static inline void hws_sem_core_retire(hws_sem_core_t *s)
 	atomic_fetch_sub_explicit(&s->waiters, 1, memory_order_relaxed);
 }
 
-/* Announced waiter: wait while the value is 0; 0, ETIMEDOUT. */
+/* Announced waiter: wait while the value is 0; 0, ETIMEDOUT, or with
+ * `interruptible` EINTR when a signal handler interrupted a kernel sleep. */
 static inline int hws_sem_core_block(hws_sem_core_t *s, const hws_wait_t *w,
-				     uint64_t deadline_ns)
+				     uint64_t deadline_ns, int interruptible)
 {
+	if (interruptible)
+		return hws_wait_while_eq32_intr(&s->value, 0, w, deadline_ns);
 	return hws_wait_while_eq32(&s->value, 0, w, deadline_ns);
 }
 
@@ -94,7 +97,7 @@ static inline int hws_sem_core_wait(hws_sem_core_t *s, const hws_wait_t *w,
 		return 0;
 	hws_sem_core_announce(s);
 	while (!hws_sem_core_take(s)) {
-		if (hws_sem_core_block(s, w, deadline_ns) == ETIMEDOUT) {
+		if (hws_sem_core_block(s, w, deadline_ns, 0) == ETIMEDOUT) {
 			rc = hws_sem_core_take(s) ? 0 : ETIMEDOUT;
 			break;
 		}

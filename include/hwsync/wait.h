@@ -96,6 +96,12 @@ int hws_wait_format(const hws_wait_t *w, char *buf, size_t len);
 
 int hws_wait_while_eq32(const _Atomic uint32_t *addr, uint32_t old,
 			const hws_wait_t *w, uint64_t deadline_ns);
+/* The same, but a sleep in the kernel (futex, or adaptive's last stage)
+ * interrupted by a signal handler ends the wait with EINTR, as sem_wait does.
+ * Whether the kernel restarts the sleep instead follows its usual rules
+ * (SA_RESTART resumes an untimed sleep); a polling stage cannot see signals. */
+int hws_wait_while_eq32_intr(const _Atomic uint32_t *addr, uint32_t old,
+			     const hws_wait_t *w, uint64_t deadline_ns);
 /* Returns 1 when it made a system call (someone may be asleep), else 0. */
 int hws_wake32(_Atomic uint32_t *addr, uint32_t n);
 

@@ -11,8 +11,9 @@
  * sem_wait, sem_timedwait and sem_clockwait are cancellation points: a
  * pending cancel acts at entry, and while blocked the thread waits with
  * asynchronous cancellation enabled.  The count is only changed by a CAS
- * outside that window, so a cancelled waiter never takes a token.  The wait
- * never returns EINTR (POSIX allows but does not require it).
+ * outside that window, so a cancelled waiter never takes a token.  A signal
+ * handler that interrupts a sleeping waiter ends the wait with EINTR exactly
+ * when glibc's would (see block()).
  */
 #include <errno.h>
 #include <limits.h>
@@ -78,7 +79,10 @@ static void retire(void *s)
 	hws_sem_core_retire(CORE(s));
 }
 
-/* Block until a unit is taken or the deadline passes: 0 or ETIMEDOUT.  The
+/* Block until a unit is taken or the deadline passes: 0, ETIMEDOUT, or
+ * EINTR when a signal handler interrupted the sleep (as glibc's futex wait
+ * reports it: always for a timed wait, without SA_RESTART for an untimed
+ * one; the kernel decides, for both implementations alike).  The
  * count changes only by a CAS outside the window in which asynchronous
  * cancellation is enabled, so a cancelled waiter never takes a unit; its
  * cleanup handler withdraws its announcement. */
@@ -90,15 +94,15 @@ static int block(sem_t *s, uint64_t deadline_ns)
 	pthread_cleanup_push(retire, s);
 	while (!take(s)) {
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-		rc = hws_sem_core_block(CORE(s), &hws_cfg.wait, deadline_ns);
+		rc = hws_sem_core_block(CORE(s), &hws_cfg.wait, deadline_ns, 1);
 		pthread_setcanceltype(oldtype, NULL);
-		if (rc == ETIMEDOUT) {
-			rc = take(s) ? 0 : ETIMEDOUT;
+		if (rc) {
+			rc = take(s) ? 0 : rc;
 			break;
 		}
 	}
 	pthread_cleanup_pop(1);
-	if (rc)
+	if (rc == ETIMEDOUT)
 		COUNT(timeouts);
 	return rc;
 }
@@ -113,8 +117,8 @@ HWS_EXPORT int sem_wait(sem_t *s)
 	COUNT(ops);
 	if (take(s))
 		return 0;
-	block(s, HWS_FOREVER);
-	return 0;
+	int rc = block(s, HWS_FOREVER);
+	return rc ? fail(rc) : 0;
 }
 
 HWS_EXPORT int sem_trywait(sem_t *s)

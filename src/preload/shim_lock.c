@@ -14,20 +14,20 @@ _Thread_local int hws_async_cancel;
 /* A thread with asynchronous cancellation may die at any instruction.  A
  * queueing kind's waiter holds a ticket or a node, which would then stay in
  * the lock for ever, so such a thread acquires in short timed attempts (try,
- * then wait on the lock word: no place in a queue) with cancellation disabled,
- * and lets a pending cancel act between the attempts. */
+ * then wait on the lock word: no place in a queue) with cancellation
+ * deferred, and acts on a pending cancel between attempts.  pthread_testcancel
+ * is the place to act: glibc 2.36 leaves the thread's result NULL instead of
+ * PTHREAD_CANCELED when re-enabling asynchronous cancellation acts on it. */
 #define CANCEL_SLICE_NS 2000000ull
 
 static int acquire_cancel_safe(struct hws_words8 *w)
 {
-	for (;;) {
-		int old, rc;
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-		rc = hws_words8_timed(w, hws_deadline_after_ns(CANCEL_SLICE_NS));
-		pthread_setcancelstate(old, NULL);   /* a pending cancel acts here */
-		if (rc != ETIMEDOUT)
-			return rc;
-	}
+	int oldtype, rc;
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &oldtype);
+	while ((rc = hws_words8_timed(w, hws_deadline_after_ns(CANCEL_SLICE_NS))) == ETIMEDOUT)
+		pthread_testcancel();
+	pthread_setcanceltype(oldtype, NULL);
+	return rc;
 }
 
 int hws_shim_wait8(struct hws_words8 *w)

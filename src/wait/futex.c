@@ -1,6 +1,7 @@
 /* futex policy: sleep in the kernel (FUTEX_WAIT_BITSET, private, absolute
  * CLOCK_MONOTONIC deadline) and the waker side with sleeper accounting, so
  * that a wake with nobody asleep costs no system call (see wait.h). */
+#include <errno.h>
 #include <linux/futex.h>
 #include <time.h>
 #include <sys/syscall.h>
@@ -8,6 +9,7 @@
 #include "wait/internal.h"
 
 _Thread_local struct hws_wait_counters hws_wait_tls;
+_Thread_local int hws_wait_intr;
 
 /* Sleeper counters, one cache line each, indexed by a hash of the address. */
 #define SLEEPER_BUCKETS 256
@@ -47,7 +49,9 @@ int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_n
 			hws_wait_tls.sleeps++;
 		else if (errno == ETIMEDOUT)
 			rc = ETIMEDOUT;
-		/* EAGAIN (changed before sleeping) and EINTR: caller re-checks. */
+		else if (errno == EINTR && hws_wait_intr)
+			rc = EINTR;
+		/* EAGAIN (changed before sleeping), other EINTR: caller re-checks. */
 	}
 	/* release: nothing depends on it; the waker only needs "maybe nonzero". */
 	atomic_fetch_sub_explicit(n, 1, memory_order_release);
@@ -59,9 +63,9 @@ int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w,
 	(void)w;
 	/* acquire: pairs with the store that changed the word. */
 	while (atomic_load_explicit(a, memory_order_acquire) == old) {
-		if (hws_futex_sleep(a, old, dl) == ETIMEDOUT &&
-		    atomic_load_explicit(a, memory_order_acquire) == old)
-			return ETIMEDOUT;
+		int rc = hws_futex_sleep(a, old, dl);
+		if (rc && atomic_load_explicit(a, memory_order_acquire) == old)
+			return rc;   /* ETIMEDOUT, or EINTR when asked for */
 	}
 	return 0;
 }

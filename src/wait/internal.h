@@ -50,6 +50,9 @@ struct hws_wait_counters {
 	uint64_t sleeps;    /* FUTEX_WAITs that really slept */
 };
 extern _Thread_local struct hws_wait_counters hws_wait_tls;
+/* Set by hws_wait_while_eq32_intr: a kernel sleep interrupted by a signal
+ * handler ends the wait with EINTR instead of being resumed. */
+extern _Thread_local int hws_wait_intr;
 
 /* How many polls between two deadline checks in a polling loop. */
 #define HWS_POLLS_PER_CLOCK 64

@@ -19,3 +19,13 @@ int hws_wait_while_eq32(const _Atomic uint32_t *addr, uint32_t old,
 		return EINVAL;
 	return backends[w->kind](addr, old, w, deadline_ns);
 }
+
+int hws_wait_while_eq32_intr(const _Atomic uint32_t *addr, uint32_t old,
+			     const hws_wait_t *w, uint64_t deadline_ns)
+{
+	int saved = hws_wait_intr, rc;
+	hws_wait_intr = 1;
+	rc = hws_wait_while_eq32(addr, old, w, deadline_ns);
+	hws_wait_intr = saved;
+	return rc;
+}
