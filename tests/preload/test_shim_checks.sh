@@ -53,6 +53,7 @@ ended() {   # STATUS TIMEOUT
 churn() {
   local peak=$1 prog=$2 t k limit
   local types
+  check="churn ($(basename "$prog"))"   # C or C++: name it in every line
   types=$("$prog" list) || { fail "'$prog list' failed"; return; }
   for t in $types; do
     if ! timeout 120 "$peak" "$tmp/rss" env "$prog" "$t" > "$tmp/native.out" 2>&1; then
