@@ -8,7 +8,7 @@ what=${1:-build}
 pkgs=(cmake gcc g++ make pkg-config libhwloc-dev hwloc-nox)
 case "$what" in
   build) ;;
-  test)  pkgs+=(libck-dev libgomp1 python3 python3-venv xz-utils zstd) ;;
+  test)  pkgs+=(libck-dev libgomp1 python3 python3-venv xz-utils zstd strace) ;;
   demo)  pkgs+=(libck-dev libgomp1 python3 python3-venv) ;;
   tsan)  pkgs+=(clang) ;;
   arm64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user) ;;

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Black-box checks of the LD_PRELOAD shim: each program runs natively and
+# under the shim with HWSYNC_LOCK set to every lock kind of this build, and
+# the shim must behave as glibc does.  One CHECK per ctest test:
+#
+#   test_shim_checks.sh churn HWSYNC PRELOAD PEAK_RSS CHURN_PROGRAM
+#       per object type (CHURN_PROGRAM list): peak RSS under the shim
+#       <= 2 x native + 10 MiB, same output
+#   test_shim_checks.sh fork HWSYNC PRELOAD FORK_STORM [FORKS]
+#       no forked child lost
+#   test_shim_checks.sh sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit
+#                       HWSYNC PRELOAD CORNERS
+#       the same output as natively, no hang, no crash
+#   test_shim_checks.sh startup HWSYNC PRELOAD CORNERS
+#       as many clone/clone3 calls as natively (strace; exit 77 without it)
+#
+# Every failure line names the check and the lock kind.  Exit status 0 when
+# all passed, 1 when one failed, 77 when the check cannot run here.
+set -uo pipefail
+[ $# -ge 4 ] || { echo "usage: $0 CHECK HWSYNC PRELOAD PROGRAM..." >&2; exit 2; }
+check=$1 hwsync=$2 lib=$3
+shift 3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $check: $*" >&2; fails=$((fails + 1)); }
+pass() { echo "ok: $check: $*"; }
+
+kinds=$("$hwsync" info --json 2>/dev/null | python3 -c '
+import json, sys
+try:
+    l = json.load(sys.stdin).get("locks", [])
+    print(" ".join(x if isinstance(x, str) else x.get("kind", x.get("name", "")) for x in l))
+except Exception:
+    pass' 2>/dev/null)
+if [ -z "$kinds" ]; then   # fall back to the error message that lists them
+  kinds=$("$hwsync" run --lock '?' -- true 2>&1 | sed -n 's/.*(known: \(.*\)).*/\1/p' | tr -d ,)
+fi
+[ -n "$kinds" ] && [ "$kinds" != "none in this build" ] ||
+  { echo "skip: no lock kinds in this build"; exit 77; }
+echo "lock kinds: $kinds"
+
+# How a run ended, for a failure line: "exit 3", "hung (killed after 20 s)", ...
+ended() {   # STATUS TIMEOUT
+  case $1 in
+    124) echo "hung (killed after $2 s)" ;;
+    13[0-9]|14[0-9]|15[0-9]) echo "killed by signal $(($1 - 128)) ($(kill -l $(($1 - 128)) 2>/dev/null))" ;;
+    *) echo "exit status $1" ;;
+  esac
+}
+
+# ---- churn: memory stays flat ----
+churn() {
+  local peak=$1 prog=$2 t k limit
+  local types
+  check="churn ($(basename "$prog"))"   # C or C++: name it in every line
+  types=$("$prog" list) || { fail "'$prog list' failed"; return; }
+  for t in $types; do
+    if ! timeout 120 "$peak" "$tmp/rss" env "$prog" "$t" > "$tmp/native.out" 2>&1; then
+      fail "type $t: native run failed"; cat "$tmp/native.out" >&2; continue
+    fi
+    local native_kib
+    read -r native_kib _ < "$tmp/rss"
+    limit=$((2 * native_kib + 10240))
+    for k in $kinds; do
+      timeout 120 "$peak" "$tmp/rss" env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" "$prog" "$t" \
+        > "$tmp/shim.out" 2>&1
+      local rc=$? kib=0
+      [ -s "$tmp/rss" ] && read -r kib _ < "$tmp/rss"
+      rm -f "$tmp/rss"
+      if [ $rc -ne 0 ]; then
+        fail "kind $k: type $t: $(ended $rc 120)"; cat "$tmp/shim.out" >&2
+      elif ! diff -u "$tmp/native.out" "$tmp/shim.out" > "$tmp/diff"; then
+        fail "kind $k: type $t: output differs from glibc:"; cat "$tmp/diff" >&2
+      elif [ "$kib" -gt "$limit" ]; then
+        fail "kind $k: type $t: peak RSS $kib KiB under the shim, native $native_kib KiB" \
+             "(allowed: 2 x native + 10 MiB = $limit KiB)"
+      else
+        pass "kind $k: type $t: peak RSS $kib KiB (native $native_kib KiB)"
+      fi
+    done
+  done
+}
+
+# ---- fork: no child lost ----
+forks() {
+  local prog=$1 n=${2:-300} k rc
+  for k in native $kinds; do
+    if [ "$k" = native ]; then
+      timeout 180 "$prog" "$n" > "$tmp/fork.out" 2>&1; rc=$?
+    else
+      timeout 180 env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" "$prog" "$n" > "$tmp/fork.out" 2>&1; rc=$?
+    fi
+    if [ $rc -eq 0 ]; then
+      pass "kind $k: $(tail -n 1 "$tmp/fork.out")"
+    else
+      fail "kind $k: $(ended $rc 180): $(tr '\n' ';' < "$tmp/fork.out")"
+    fi
+  done
+}
+
+# ---- corners: the same output as glibc ----
+corners() {
+  local prog=$1 k rc limit=20
+  if ! timeout $limit "$prog" "$check" > "$tmp/native.out" 2>&1; then
+    fail "native run failed"; cat "$tmp/native.out" >&2; return
+  fi
+  sed 's/^/  native: /' "$tmp/native.out"
+  for k in $kinds; do
+    timeout $limit env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" "$prog" "$check" > "$tmp/shim.out" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      fail "kind $k: $(ended $rc $limit); output so far:"; sed 's/^/  /' "$tmp/shim.out" >&2
+    elif ! diff -u "$tmp/native.out" "$tmp/shim.out" > "$tmp/diff"; then
+      fail "kind $k: differs from glibc:"; sed 1,2d "$tmp/diff" >&2
+    else
+      pass "kind $k: same as glibc"
+    fi
+  done
+}
+
+# ---- startup: no extra threads ----
+clones() {   # STRACE-ARGS... : the number of clone and clone3 calls
+  strace -f -c -e trace=clone,clone3 -o "$tmp/strace" "$@" > /dev/null 2>&1 || return 1
+  # columns: % time, seconds, usecs/call, calls, [errors,] syscall
+  awk '$NF == "clone" || $NF == "clone3" { n += $4 } END { print n + 0 }' "$tmp/strace"
+}
+startup() {
+  local prog=$1 k native shim
+  command -v strace > /dev/null || { echo "skip: strace is not installed (scripts/deps.sh test)"; exit 77; }
+  strace -f -o /dev/null true > /dev/null 2>&1 ||
+    { echo "skip: ptrace is not permitted here"; exit 77; }
+  native=$(clones "$prog" startup) || { fail "strace of the native run failed"; return; }
+  for k in $kinds; do
+    if ! shim=$(clones -E LD_PRELOAD="$lib" -E HWSYNC_LOCK="$k" "$prog" startup); then
+      fail "kind $k: strace of the run under the shim failed"
+    elif [ "$shim" != "$native" ]; then
+      fail "kind $k: $shim clone/clone3 calls under the shim, $native natively:"
+      grep clone "$tmp/strace" | sed "s/^/  /" >&2
+    else
+      pass "kind $k: $shim clone/clone3 calls, as natively"
+    fi
+  done
+}
+
+case $check in
+  churn) churn "$@" ;;
+  fork) forks "$@" ;;
+  sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit) corners "$@" ;;
+  startup) startup "$@" ;;
+  *) echo "$0: unknown check '$check'" >&2; exit 2 ;;
+esac
+[ $fails -eq 0 ] && echo "$check: all passed" || echo "$check: $fails failed"
+[ $fails -eq 0 ]
