@@ -80,11 +80,13 @@ struct bench_exp {
 	const char *help;           /* DESCRIPTION and METRICS for --help */
 	const char *impls;          /* comma list of implementation names */
 	bool uses_policies;         /* hwsync rows are per wait policy */
-	const char *quick_policies; /* default --policies under --quick (NULL = every) */
+	const char *quick_policies; /* default --policies under --quick (NULL = def_policies) */
+	const char *def_policies;   /* default --policies (NULL = every policy) */
 	const char *def_threads;    /* default --threads */
 	const char *def_placements; /* default --placement */
 	const struct bench_xopt *xopts;   /* NULL-name terminated, may be NULL */
 	int rank;                   /* order in `suite` and `list` */
+	bool not_in_suite;          /* `suite` leaves it out (it says why in .help) */
 	/* Add cells (bench_cell_new) and skipped entries.  Returns 0, or
 	 * non-zero after bench_error() for a bad option. */
 	int (*setup)(struct bench_ctx *ctx);

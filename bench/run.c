@@ -122,6 +122,9 @@ static int check_common(struct bench_ctx *ctx)
 	else if (o->quick && e->quick_policies)
 		split_default(&ctx->policies, e->quick_policies, ctx->policy_store,
 			      sizeof ctx->policy_store);
+	else if (e->def_policies)
+		split_default(&ctx->policies, e->def_policies, ctx->policy_store,
+			      sizeof ctx->policy_store);
 	if (o->threads.n) {
 		ctx->nthreads = 0;
 		for (unsigned i = 0; i < o->threads.n; i++) {

@@ -31,8 +31,9 @@ static const char help_head[] =
 "    cannot do (no SMT siblings, one socket, no RAPL, a missing wait\n"
 "    instruction) is reported as 'skipped: <reason>', never run another way.\n"
 "\n"
-"    `suite` runs every experiment with its defaults; --quick shrinks them to a\n"
-"    few minutes in all.  `list` names the experiments and what they reproduce.\n"
+"    `suite` runs every experiment with its defaults, except those `list` marks\n"
+"    'not in suite' (run them by name); --quick shrinks them to a few minutes in\n"
+"    all.  `list` names the experiments and what they reproduce.\n"
 "\n"
 "OPTIONS\n"
 "    --placement LIST  where threads run: smt (SMT siblings of one core: the\n"
@@ -80,7 +81,8 @@ static void list_experiments(FILE *f)
 	unsigned n;
 	const struct bench_exp *const *e = bench_experiments(&n);
 	for (unsigned i = 0; i < n; i++)
-		fprintf(f, "    %-13s %s (%s)\n", e[i]->name, e[i]->title, e[i]->reproduces);
+		fprintf(f, "    %-13s %s (%s)%s\n", e[i]->name, e[i]->title, e[i]->reproduces,
+			e[i]->not_in_suite ? "; not in suite" : "");
 }
 
 static void exp_help(const struct bench_exp *e)
@@ -90,8 +92,12 @@ static void exp_help(const struct bench_exp *e)
 	printf("SYNOPSIS\n    hwsync bench %s [options]%s\n\nDESCRIPTION\n%s\n", e->name,
 	       e->xopts ? " [experiment options]" : "", e->help);
 	printf("IMPLEMENTATIONS (--impls)\n    %s\n\n", e->impls);
-	printf("DEFAULTS\n    --threads %s  --placement %s%s\n\n", e->def_threads,
-	       e->def_placements, e->uses_policies ? "  --policies <every policy>" : "");
+	printf("DEFAULTS\n    --threads %s  --placement %s", e->def_threads, e->def_placements);
+	if (e->uses_policies)
+		printf("  --policies %s", e->def_policies ? e->def_policies : "<every policy>");
+	if (e->uses_policies && e->quick_policies)
+		printf(" (--quick %s)", e->quick_policies);
+	printf("\n\n");
 	if (e->xopts) {
 		printf("EXPERIMENT OPTIONS\n");
 		for (unsigned i = 0; e->xopts[i].name; i++) {
@@ -260,7 +266,8 @@ int hws_cmd_bench(int argc, char **argv)
 		unsigned n;
 		const struct bench_exp *const *all = bench_experiments(&n);
 		for (unsigned i = 0; i < n && !rc; i++)
-			rc = bench_session_run(s, all[i], &o);
+			if (!all[i]->not_in_suite)
+				rc = bench_session_run(s, all[i], &o);
 	} else {
 		rc = bench_session_run(s, exp, &o);
 	}

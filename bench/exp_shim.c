@@ -1,0 +1,720 @@
+/* shim: what the LD_PRELOAD shim costs an unmodified program.  Each pattern
+ * is a run of hwsync-shim-patterns (bench/shim_patterns.c: plain pthread,
+ * semaphore and OpenMP calls), started as a child process natively and with
+ * libhwsync-preload.so preloaded, one after the other in every round; the
+ * shim rows carry the ratio to the native run of the same round, so drift of
+ * a shared machine cancels out of the ratio.  CPU time comes from wait4()'s
+ * rusage of the child; the child reports its peak RSS itself (VmHWM: Linux
+ * carries our own resident set into ru_maxrss across the exec). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <hwsync/hwsync.h>
+#include "bench/harness.h"
+
+extern char **environ;
+
+#ifndef HWS_LIBDIR
+#define HWS_LIBDIR "/usr/local/lib"
+#endif
+#ifndef HWS_LIBEXECDIR
+#define HWS_LIBEXECDIR "/usr/local/libexec"
+#endif
+#define PRELOAD_NAME "libhwsync-preload.so"
+#define PATTERNS_NAME "hwsync-shim-patterns"
+#define IMPL_PREFIX "hwsync-shim-"
+
+enum pkind { K_RATE, K_START, K_CHURN };
+enum pthreads {
+	T_ONE,          /* one thread */
+	T_TWO,          /* two threads, per placement */
+	T_OPT,          /* each --threads count, per placement */
+	T_OVERSUB,      /* four unpinned threads per usable CPU */
+};
+
+static const struct pattern {
+	const char *name;
+	enum pkind kind;
+	enum pthreads th;
+} patterns[] = {
+	{ "mutex", K_RATE, T_ONE },
+	{ "spin", K_RATE, T_ONE },
+	{ "sem", K_RATE, T_ONE },
+	{ "omp-lock", K_RATE, T_ONE },
+	{ "mutex-contended", K_RATE, T_OPT },
+	{ "mutex-private", K_RATE, T_OPT },
+	{ "sem-pingpong", K_RATE, T_TWO },
+	{ "omp-lock-contended", K_RATE, T_OPT },
+	{ "omp-critical", K_RATE, T_OPT },
+	{ "omp-barrier", K_RATE, T_OPT },
+	{ "mutex-yield", K_RATE, T_OVERSUB },
+	{ "startup", K_START, T_ONE },
+	{ "churn", K_CHURN, T_ONE },
+};
+#define NPATTERNS (sizeof patterns / sizeof patterns[0])
+
+/* The native row's result of its last round, for the shim rows of the same
+ * pattern and threads: they run right after it in the same round. */
+struct sh_pair {
+	unsigned refs;
+	unsigned round;
+	bool have;
+	double v[4];            /* throughput or time, cpu, cpu_window, rss */
+};
+
+struct sh_cell {
+	const struct pattern *p;
+	bool shim;
+	unsigned round;         /* runs so far, warmup included */
+	unsigned starts;        /* startup: processes per round */
+	struct sh_pair *pair;
+	const char *exe;
+	char *argv[5];
+	char name[24], amount[24], cpus[BENCH_MAX_CPUS * 5];
+	char **env;             /* NULL-terminated, each string malloc'ed */
+};
+
+/* What one child did. */
+struct child {
+	uint64_t wall_ns;
+	double cpu_s;                           /* wait4: user + system */
+	unsigned long long ops, ns, cpu_ns, rss_kib;   /* what the child printed */
+	char lib[256];
+};
+
+static char preload_path[PATH_MAX], patterns_path[PATH_MAX];
+
+/* NAME next to this executable, else in DIR (as `hwsync run` finds the shim). */
+static int find_beside(const char *name, const char *dir, char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		snprintf(out, len, "%s/%s", dirname(exe), name);
+		if (access(out, R_OK) == 0)
+			return 0;
+	}
+	snprintf(out, len, "%s/%s", dir, name);
+	return access(out, R_OK) == 0 ? 0 : ENOENT;
+}
+
+/* ---- children ----------------------------------------------------------- */
+static void free_env(char **env)
+{
+	for (size_t i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* The children's environment: ours without HWSYNC_* (the row says what runs)
+ * and with LD_PRELOAD rebuilt: the shim first on shim rows, then whatever
+ * else the user preloads (on native rows too), never another copy of the
+ * shim.  NULL when out of memory. */
+static char **make_env(const char *shim, const char *lock, const char *wait)
+{
+	size_t n = 0;
+	for (; environ[n]; n++)
+		;
+	char **env = calloc(n + 4, sizeof *env);
+	const char *old = getenv("LD_PRELOAD");
+	size_t cap = strlen("LD_PRELOAD=") + (shim ? strlen(shim) + 1 : 0) +
+		     (old ? strlen(old) : 0) + 1;
+	char *pre = malloc(cap), *copy = old ? strdup(old) : NULL;
+	size_t k = 0;
+	if (!env || !pre || (old && !copy))
+		goto oom;
+	size_t len = (size_t)snprintf(pre, cap, "LD_PRELOAD=%s", shim ? shim : "");
+	for (char *s = copy ? strtok(copy, ": ") : NULL; s; s = strtok(NULL, ": "))
+		if (!strstr(s, PRELOAD_NAME))
+			len += (size_t)snprintf(pre + len, cap - len, "%s%s",
+						pre[len - 1] == '=' ? "" : ":", s);
+	free(copy);
+	copy = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "HWSYNC_", 7) && strncmp(environ[i], "LD_PRELOAD=", 11) &&
+		    !(env[k++] = strdup(environ[i])))
+			goto oom;
+	if (pre[len - 1] != '=')
+		env[k++] = pre;
+	else
+		free(pre);
+	pre = NULL;
+	if (lock && asprintf(&env[k++], "HWSYNC_LOCK=%s", lock) < 0)
+		goto oom;
+	if (wait && asprintf(&env[k++], "HWSYNC_WAIT=%s", wait) < 0)
+		goto oom;
+	return env;
+oom:
+	free(pre);
+	free(copy);
+	if (env && k && !env[k - 1])
+		k--;
+	env[k] = NULL;
+	free_env(env);
+	return NULL;
+}
+
+/* Run argv (stdout and stderr into one pipe) and collect its output, rusage
+ * and wall time.  0, or an errno value with why set. */
+static int spawn(char *const argv[], char *const env[], uint64_t timeout_ns, struct child *out,
+		 char *text, size_t textlen, char *why, size_t whylen)
+{
+	posix_spawn_file_actions_t fa;
+	struct rusage ru;
+	int fd[2], st, rc;
+	pid_t pid;
+	size_t n = 0;
+	bool killed = false;
+
+	if (pipe2(fd, O_CLOEXEC))
+		return snprintf(why, whylen, "error: pipe: %s", strerror(errno)), errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+	uint64_t t0 = hws_now_ns();
+	rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	if (rc) {
+		close(fd[0]);
+		snprintf(why, whylen, "error: cannot run %s: %s", argv[0], strerror(rc));
+		return rc;
+	}
+	for (;;) {
+		uint64_t el = hws_now_ns() - t0;
+		if (el >= timeout_ns) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		uint64_t left_ms = (timeout_ns - el) / 1000000 + 1;
+		if (poll(&p, 1, left_ms > 1000 ? 1000 : (int)left_ms) <= 0)
+			continue;
+		char sink[256];
+		bool full = n + 1 >= textlen;
+		ssize_t r = read(fd[0], full ? sink : text + n, full ? sizeof sink : textlen - 1 - n);
+		if (r == 0 || (r < 0 && errno != EINTR))
+			break;
+		if (r > 0 && !full)
+			n += (size_t)r;
+	}
+	close(fd[0]);
+	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+		;
+	out->wall_ns = hws_now_ns() - t0;
+	text[n] = 0;
+	if (killed) {
+		snprintf(why, whylen, "error: %s %s did not finish in %.0f s (killed)", argv[0],
+			 argv[1], (double)timeout_ns / 1e9);
+		return ETIMEDOUT;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		snprintf(why, whylen, "error: %s %s %s %d: %.*s", basename(argv[0]), argv[1],
+			 WIFEXITED(st) ? "exited" : "killed by signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+			 (int)(strcspn(text, "\n") < 100 ? strcspn(text, "\n") : 100), text);
+		return EPROTO;
+	}
+	out->cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	return 0;
+}
+
+/* One run of the cell's pattern; checks that it printed its one line and
+ * nothing else, and that the shim was preloaded exactly on shim rows. */
+static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct child *out, char *why,
+		    size_t whylen)
+{
+	char text[1024], rest[8];
+	int rc = spawn(k->argv, k->env, timeout_ns, out, text, sizeof text, why, whylen);
+	if (rc)
+		return rc;
+	/* one line only: a shim that falls back to the native implementation
+	 * says so on stderr, and the row would then measure the wrong thing */
+	size_t first = strcspn(text, "\n");
+	const char *more = text + first + strspn(text + first, "\n");
+	if (*more) {
+		const char *other = strncmp(text, "ops=", 4) ? text : more;
+		snprintf(why, whylen, "error: %s printed more than its result: %.*s", k->name,
+			 (int)(strcspn(other, "\n") < 120 ? strcspn(other, "\n") : 120), other);
+		return EPROTO;
+	}
+	text[first] = 0;
+	if (sscanf(text, "ops=%llu ns=%llu cpu_ns=%llu rss_kib=%llu threads=%*u lib=%255s%7s",
+		   &out->ops, &out->ns, &out->cpu_ns, &out->rss_kib, out->lib, rest) != 5 ||
+	    !out->rss_kib) {
+		snprintf(why, whylen, "error: %s printed '%.120s'", k->name, text);
+		return EPROTO;
+	}
+	bool in_shim = strstr(out->lib, "hwsync-preload") != NULL;
+	if (in_shim != k->shim) {
+		snprintf(why, whylen, "error: %s: pthread_mutex_lock comes from %.100s %s", k->name,
+			 out->lib, k->shim ? "(the shim did not load)" : "(the shim is preloaded)");
+		return EPROTO;
+	}
+	return 0;
+}
+
+/* ---- cells -------------------------------------------------------------- */
+static void sample4(struct bench_cell *c, const struct sh_cell *k, const double v[4])
+{
+	if (k->p->kind == K_RATE)
+		bench_sample_value(c, "throughput", "Mops/s", v[0]);
+	else
+		bench_sample_cycles(c, "time", hws_ns_to_tsc((uint64_t)v[0]));
+	bench_sample_value(c, "cpu", "s", v[1]);
+	if (k->p->kind != K_START)
+		bench_sample_value(c, "cpu_window", "s", v[2]);
+	bench_sample_value(c, "rss", "MiB", v[3]);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
+{
+	struct sh_cell *k = c->priv;
+	uint64_t dur = bench_opts(ctx)->duration_ns;
+	unsigned round = k->round++;
+	struct child ch;
+	double v[4];
+	int rc;
+
+	if (k->p->kind == K_START) {
+		/* many short processes: the per-process time is their median */
+		uint64_t *wall = calloc(k->starts, sizeof *wall);
+		double cpu = 0, *rss = calloc(k->starts, sizeof *rss);
+		if (!wall || !rss) {
+			free(wall);
+			free(rss);
+			snprintf(c->skip, sizeof c->skip, "error: out of memory");
+			return ENOMEM;
+		}
+		rc = 0;
+		for (unsigned i = 0; i < k->starts && !rc; i++) {
+			rc = run_once(k, 10000000000ull, &ch, c->skip, sizeof c->skip);
+			wall[i] = ch.wall_ns;
+			cpu += ch.cpu_s;
+			rss[i] = (double)ch.rss_kib / 1024.0;
+		}
+		if (!rc) {
+			qsort(wall, k->starts, sizeof *wall, cmp_u64);
+			struct bench_summary s;
+			bench_summarize(rss, k->starts, &s);
+			v[0] = (double)wall[k->starts / 2];
+			v[1] = cpu / k->starts;
+			v[2] = 0;
+			v[3] = s.median;
+		}
+		free(wall);
+		free(rss);
+		if (rc)
+			return rc;
+	} else {
+		if ((rc = run_once(k, 20000000000ull + 10 * dur, &ch, c->skip, sizeof c->skip)))
+			return rc;
+		if (!ch.ns || !ch.ops) {
+			snprintf(c->skip, sizeof c->skip, "error: %s measured nothing", k->name);
+			return EPROTO;
+		}
+		v[0] = k->p->kind == K_RATE ? (double)ch.ops / (double)ch.ns * 1e3 : (double)ch.ns;
+		v[1] = ch.cpu_s;
+		v[2] = (double)ch.cpu_ns / 1e9;
+		v[3] = (double)ch.rss_kib / 1024.0;
+	}
+	sample4(c, k, v);
+	if (!k->shim) {
+		k->pair->round = round;
+		k->pair->have = true;
+		memcpy(k->pair->v, v, sizeof v);
+	} else if (k->pair->have && k->pair->round == round) {
+		const double *nv = k->pair->v;
+		bench_sample_value(c, k->p->kind == K_RATE ? "throughput_ratio" : "time_ratio",
+				   "shim/native", v[0] / nv[0]);
+		if (nv[1] > 0)
+			bench_sample_value(c, "cpu_ratio", "shim/native", v[1] / nv[1]);
+		if (nv[2] > 0)
+			bench_sample_value(c, "cpu_window_ratio", "shim/native", v[2] / nv[2]);
+		bench_sample_value(c, "rss_ratio", "shim/native", v[3] / nv[3]);
+		if (k->p->kind == K_START)
+			bench_sample_value(c, "added", "us", (v[0] - nv[0]) / 1e3);
+	}
+	return 0;
+}
+
+static void sh_cleanup(struct bench_cell *c)
+{
+	struct sh_cell *k = c->priv;
+	if (!k)
+		return;
+	if (k->pair && !--k->pair->refs)
+		free(k->pair);
+	free_env(k->env);
+	free(k);
+	c->priv = NULL;
+}
+
+struct sh_setup {
+	const char *kinds[BENCH_MAX_LIST];
+	unsigned nkinds;
+	bool native;
+	unsigned starts;
+	unsigned long long churn;
+};
+
+static int add_cell(struct bench_ctx *ctx, const struct sh_setup *s, const struct pattern *p,
+		    unsigned n, const int *cpus, const char *placement, struct sh_pair *pair,
+		    const char *kind, const char *policy)
+{
+	char impl[64];
+	snprintf(impl, sizeof impl, kind ? IMPL_PREFIX "%s" : "native", kind);
+	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct sh_cell));
+	if (!c)
+		return bench_error("out of memory");
+	struct sh_cell *k = c->priv;
+	c->nthreads = n;
+	memcpy(c->cpus, cpus, n * sizeof *cpus);
+	bench_param(c, "pattern", "%s", p->name);
+	if (placement)
+		bench_param(c, "placement", "%s", placement);
+	k->p = p;
+	k->shim = kind != NULL;
+	k->pair = pair;
+	pair->refs++;
+	k->starts = s->starts;
+	snprintf(k->name, sizeof k->name, "%s", p->name);
+	if (p->kind == K_CHURN)
+		snprintf(k->amount, sizeof k->amount, "%llu", s->churn);
+	else
+		snprintf(k->amount, sizeof k->amount, "%llu",
+			 (unsigned long long)bench_opts(ctx)->duration_ns);
+	/* the distinct CPUs for mutex-yield (it starts 4 per CPU), else one a thread */
+	size_t len = 0;
+	unsigned ncpu = p->th == T_OVERSUB ? n / 4 : n;
+	for (unsigned i = 0; i < ncpu; i++)
+		len += (size_t)snprintf(k->cpus + len, sizeof k->cpus - len, "%s%d", i ? "," : "",
+					cpus[i]);
+	k->argv[0] = patterns_path;
+	k->argv[1] = k->name;
+	k->argv[2] = k->amount;
+	k->argv[3] = k->cpus;
+	k->env = make_env(kind ? preload_path : NULL, kind, policy);
+	if (!k->env)
+		return bench_error("out of memory");
+	return 0;
+}
+
+/* A native row and, after it, one shim row per lock kind x wait policy. */
+static int add_group(struct bench_ctx *ctx, const struct sh_setup *s, const struct pattern *p,
+		     unsigned n, const int *cpus, const char *placement)
+{
+	struct sh_pair *pair = calloc(1, sizeof *pair);
+	int rc = 0;
+	if (!pair)
+		return bench_error("out of memory");
+	pair->refs = 1;
+	if (s->native)
+		rc = add_cell(ctx, s, p, n, cpus, placement, pair, NULL, NULL);
+	for (unsigned i = 0; i < s->nkinds && !rc; i++)
+		for (unsigned j = 0; j < bench_policy_count(ctx) && !rc; j++) {
+			const char *why, *pol = bench_policy(ctx, j, &why);
+			if (!why)
+				rc = add_cell(ctx, s, p, n, cpus, placement, pair, s->kinds[i], pol);
+		}
+	if (!--pair->refs)
+		free(pair);
+	return rc;
+}
+
+/* The CPUs this process may use (or --cpus), at most max. */
+static unsigned usable_cpus(struct bench_ctx *ctx, int *cpus, unsigned max)
+{
+	const struct bench_opts *o = bench_opts(ctx);
+	unsigned n = 0;
+	if (o->ncpus) {
+		for (unsigned i = 0; i < o->ncpus && n < max; i++) {
+			bool dup = false;
+			for (unsigned j = 0; j < n; j++)
+				dup |= cpus[j] == o->cpus[i];
+			if (!dup)
+				cpus[n++] = o->cpus[i];
+		}
+		return n;
+	}
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set))
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+static int add_pattern(struct bench_ctx *ctx, const struct sh_setup *s, const struct pattern *p)
+{
+	const struct bench_list *pl = bench_placements(ctx);
+	int cpus[BENCH_MAX_CPUS];
+	const char *why = NULL;
+	unsigned nth, one = 1, two = 2;
+	const unsigned *th = bench_threads(ctx, &nth);
+
+	if (p->th == T_OVERSUB) {
+		int base[BENCH_MAX_CPUS / 4];
+		unsigned m = usable_cpus(ctx, base, BENCH_MAX_CPUS / 4);
+		if (!m) {
+			bench_skip(ctx, "no usable CPU", "pattern=%s", p->name);
+			return 0;
+		}
+		for (unsigned i = 0; i < 4 * m; i++)
+			cpus[i] = base[i % m];
+		return add_group(ctx, s, p, 4 * m, cpus, NULL);
+	}
+	if (p->th == T_ONE) {   /* where one thread goes does not depend on the placement */
+		for (unsigned i = 0; i < pl->n; i++)
+			if (!bench_place(ctx, pl->v[i], 1, cpus, &why))
+				return add_group(ctx, s, p, 1, cpus, NULL);
+		bench_skip(ctx, why ? why : "no placement", "pattern=%s", p->name);
+		return 0;
+	}
+	if (p->th == T_TWO) {
+		th = &two;
+		nth = one;
+	}
+	for (unsigned i = 0; i < pl->n; i++)
+		for (unsigned t = 0; t < nth; t++) {
+			int rc = bench_place(ctx, pl->v[i], th[t], cpus, &why);
+			if (rc) {
+				bench_skip(ctx, why, "pattern=%s threads=%u placement=%s", p->name,
+					   th[t], pl->v[i]);
+				continue;
+			}
+			if ((rc = add_group(ctx, s, p, th[t], cpus, pl->v[i])))
+				return rc;
+		}
+	return 0;
+}
+
+static int sh_setup(struct bench_ctx *ctx)
+{
+	const struct bench_opts *o = bench_opts(ctx);
+	struct sh_setup s = { .native = bench_impl_on(ctx, "native") };
+	char avail[NPATTERNS][200] = { { 0 } }, why[200];
+	bool want[NPATTERNS];
+	char *end;
+
+	/* options first: a bad one is an error even where nothing would run */
+	unsigned long v = strtoul(bench_xopt(ctx, "starts"), &end, 10);
+	if (*end || !v || v > 100000)
+		return bench_error("shim: bad --starts '%s' (processes per round, 1-100000)",
+				   bench_xopt(ctx, "starts"));
+	s.starts = (unsigned)v;
+	s.churn = strtoull(bench_xopt(ctx, "churn"), &end, 10);
+	if (*end || !s.churn || s.churn > 100000000)
+		return bench_error("shim: bad --churn '%s' (objects of each kind, 1-100000000)",
+				   bench_xopt(ctx, "churn"));
+	const char *pat = bench_xopt(ctx, "patterns");
+	memset(want, !strcmp(pat, "all"), sizeof want);
+	for (const char *q = pat; strcmp(pat, "all") && *q;) {
+		size_t len = strcspn(q, ","), i;
+		for (i = 0; i < NPATTERNS; i++)
+			if (strlen(patterns[i].name) == len && !strncmp(patterns[i].name, q, len))
+				break;
+		if (i == NPATTERNS)
+			return bench_error("shim: unknown pattern '%.*s' in --patterns (known: mutex, "
+					   "spin, sem, omp-lock, mutex-contended, mutex-private, "
+					   "sem-pingpong, omp-lock-contended, omp-critical, "
+					   "omp-barrier, mutex-yield, startup, churn)", (int)len, q);
+		want[i] = true;
+		q += len + (q[len] == ',');
+	}
+	/* shim rows: the kinds --impls names, else the shim's default kind */
+	for (unsigned i = 0; i < o->impls.n && s.nkinds < BENCH_MAX_LIST; i++)
+		if (!strncmp(o->impls.v[i], IMPL_PREFIX, strlen(IMPL_PREFIX)))
+			s.kinds[s.nkinds++] = o->impls.v[i] + strlen(IMPL_PREFIX);
+	if (!o->impls.n)
+		s.kinds[s.nkinds++] = "auto";
+	for (unsigned j = 0; j < bench_policy_count(ctx) && s.nkinds; j++) {
+		const char *w, *pol = bench_policy(ctx, j, &w);
+		if (w)
+			bench_skip(ctx, w, IMPL_PREFIX "* %s", pol);
+	}
+
+	if (find_beside(PRELOAD_NAME, HWS_LIBDIR, preload_path, sizeof preload_path)) {
+		bench_skip(ctx, PRELOAD_NAME " not found next to hwsync nor in " HWS_LIBDIR,
+			   "every pattern");
+		return 0;
+	}
+	if (find_beside(PATTERNS_NAME, HWS_LIBEXECDIR "/hwsync", patterns_path,
+			sizeof patterns_path)) {
+		bench_skip(ctx, PATTERNS_NAME " not found next to hwsync nor in " HWS_LIBEXECDIR
+			   "/hwsync", "every pattern");
+		return 0;
+	}
+	/* which patterns this build of the program has (OpenMP or not) */
+	char *argv[] = { patterns_path, "list", NULL }, text[4096];
+	struct child ch;
+	if (spawn(argv, environ, 10000000000ull, &ch, text, sizeof text, why, sizeof why)) {
+		bench_skip(ctx, why, "every pattern");
+		return 0;
+	}
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sp = strchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = 0;
+		for (size_t i = 0; i < NPATTERNS; i++)
+			if (!strcmp(patterns[i].name, line))
+				snprintf(avail[i], sizeof avail[i], "%s", sp + 1);
+	}
+	for (size_t i = 0; i < NPATTERNS; i++) {
+		if (!want[i])
+			continue;
+		if (strcmp(avail[i], "ok")) {
+			bench_skip(ctx, !avail[i][0] ? "not in this " PATTERNS_NAME :
+				   !strncmp(avail[i], "skipped: ", 9) ? avail[i] + 9 : avail[i],
+				   "pattern=%s", patterns[i].name);
+			continue;
+		}
+		int rc = add_pattern(ctx, &s, &patterns[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static const struct bench_xopt sh_xopts[] = {
+	{ "patterns", "all", NULL,
+	  "comma list of the patterns to run (see above), or all" },
+	{ "starts", "200", "40", "startup: processes started per row and round" },
+	{ "churn", "300000", "100000", "churn: mutexes, condition variables and semaphores, each" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* --impls: native and hwsync-shim-KIND for every lock kind of this build;
+ * filled in at start-up from hws_lock_kinds(). */
+static char sh_impls[512] = "native";
+
+static struct bench_exp shim_exp = {
+	.name = "shim",
+	.title = "the LD_PRELOAD shim vs native: throughput, CPU time, memory",
+	.reproduces = "docs/results/preload.md (shim / native ratios)",
+	.help =
+"    Standard synchronization patterns, each a run of the program\n"
+"    hwsync-shim-patterns (plain pthread, semaphore and GNU OpenMP calls; it does\n"
+"    not link hwsync), started as a child process natively and with\n"
+"    libhwsync-preload.so in LD_PRELOAD, as `hwsync run` would.  In every round\n"
+"    each pattern runs natively and then once per shim configuration (native,\n"
+"    shim, native, shim, ...), so the shim rows carry the ratio to the native run\n"
+"    of the same round and drift of a shared machine cancels out of it.  Both\n"
+"    libraries are found next to hwsync, else in the installed directories;\n"
+"    without the shim the whole experiment is skipped with the reason.\n"
+"\n"
+"    Children inherit the environment except HWSYNC_* (a shim row sets\n"
+"    HWSYNC_LOCK to its kind and HWSYNC_WAIT to its policy) and LD_PRELOAD (the\n"
+"    shim comes first on shim rows; other preloads are kept on all rows).  A\n"
+"    child restricts itself to the row's CPUs and pins thread i to the i-th.\n"
+"    Each child reports which object provides pthread_mutex_lock: a shim row\n"
+"    where the shim did not load, a native row where it did, or any output\n"
+"    besides the result (a shim that falls back to native says so on stderr)\n"
+"    is an error, never a row.\n"
+"\n"
+"    Patterns (run for --duration unless said otherwise):\n"
+"    mutex               one thread: pthread_mutex_lock + unlock\n"
+"    spin                one thread: pthread_spin_lock + unlock\n"
+"    sem                 one thread: sem_post + sem_wait\n"
+"    omp-lock            one thread: omp_set_lock + omp_unset_lock\n"
+"    mutex-contended     T threads (--threads) on one mutex, empty critical\n"
+"                        section\n"
+"    mutex-private       T threads, each its own mutex (one cache line each)\n"
+"    sem-pingpong        two threads, two semaphores: post one, wait the other;\n"
+"                        an operation is a round trip\n"
+"    omp-lock-contended  T threads of an OpenMP team, one omp lock around one\n"
+"                        increment (the count is checked)\n"
+"    omp-critical        the same with an unnamed #pragma omp critical\n"
+"    omp-barrier         T threads, back-to-back #pragma omp barrier; an\n"
+"                        operation is a barrier episode\n"
+"    mutex-yield         a mutex held across sched_yield() by four threads per\n"
+"                        usable CPU (the CPU affinity mask, or --cpus), unpinned:\n"
+"                        a waiter that spins takes the CPU the holder needs\n"
+"    startup             --starts processes per round, one after the other, that\n"
+"                        take one uncontended mutex and exit: from posix_spawn to\n"
+"                        the end of wait4\n"
+"    churn               --churn mutexes, condition variables and semaphores\n"
+"                        initialised, used once (lock, signal, unlock, broadcast,\n"
+"                        post, wait) and never destroyed; the memory is freed at\n"
+"                        exit without a destroy\n"
+"    The OpenMP patterns are skipped when hwsync-shim-patterns was built without\n"
+"    OpenMP (GNU libgomp only: the shim serves libgomp's entry points).\n"
+"\n"
+"    Rows: pattern x threads x placement (multi-threaded pinned patterns only)\n"
+"    x implementation; hwsync-shim-KIND rows once per wait policy.\n"
+"\n"
+"    native            the program as built: glibc and libgomp\n"
+"    hwsync-shim-KIND  LD_PRELOAD=libhwsync-preload.so HWSYNC_LOCK=KIND\n"
+"                      HWSYNC_WAIT=<policy>; KIND is tas, ttas, ticket, mcs,\n"
+"                      clh, 1spinner, mutex or auto.  Default: hwsync-shim-auto\n"
+"                      with policy adaptive (the shim's own defaults) beside\n"
+"                      native; name kinds with --impls, policies with --policies\n"
+"\n"
+"    Not part of `hwsync bench suite`: it starts hundreds of processes and\n"
+"    measures the shim, not the primitives.  --quick runs in about 15 s on two\n"
+"    CPUs, the defaults in about a minute.\n"
+"\n"
+"METRICS\n"
+"    throughput        operations per second over the child's measured window\n"
+"                      (Mops/s); all but startup and churn\n"
+"    time              startup: the median per-process time of a round;\n"
+"                      churn: the time to create and use all objects\n"
+"    cpu               user + system CPU seconds of the child, start-up and exit\n"
+"                      included (wait4 rusage); for startup, the mean per process\n"
+"    cpu_window        CPU seconds of the child's threads within the measured\n"
+"                      window only (CLOCK_PROCESS_CPUTIME_ID): what spinning or\n"
+"                      sleeping waiters burn, without the shim's start-up\n"
+"    rss               peak resident set of the child (MiB), VmHWM as the child\n"
+"                      reports it at exit; not wait4's ru_maxrss, which on Linux\n"
+"                      includes the spawning process's resident set before exec\n"
+"    throughput_ratio, time_ratio, cpu_ratio, cpu_window_ratio, rss_ratio\n"
+"                      shim rows: shim / native of the same round, one sample per\n"
+"                      round (throughput_ratio above 1 = the shim is faster,\n"
+"                      time, cpu and rss ratios above 1 = it costs more); absent\n"
+"                      when --impls leaves out native\n"
+"    added             startup, shim rows: per-process time added by the shim\n"
+"                      (us), shim minus native of the same round\n",
+	.impls = sh_impls,
+	.uses_policies = true,
+	.def_policies = "adaptive",
+	.def_threads = "2",
+	.def_placements = "core",
+	.xopts = sh_xopts,
+	.rank = 100,
+	.not_in_suite = true,
+	.setup = sh_setup,
+	.run = sh_run,
+	.cleanup = sh_cleanup,
+};
+
+__attribute__((constructor)) static void sh_list_impls(void)
+{
+	size_t len = strlen(sh_impls);
+	for (const char *const *k = hws_lock_kinds(); *k && len < sizeof sh_impls; k++)
+		len += (size_t)snprintf(sh_impls + len, sizeof sh_impls - len, "," IMPL_PREFIX "%s",
+					*k);
+}
+BENCH_REGISTER(shim_exp)

@@ -1,0 +1,531 @@
+/* hwsync-shim-patterns: the small programs `hwsync bench shim` runs natively
+ * and under the LD_PRELOAD shim (bench/exp_shim.c).  It uses nothing but the
+ * public pthread, semaphore and OpenMP interfaces and does not link hwsync:
+ * it stands for an unmodified program.
+ *
+ *   hwsync-shim-patterns list
+ *   hwsync-shim-patterns PATTERN AMOUNT CPUS
+ *
+ * AMOUNT is the run time in ns, or for `churn` the number of objects of each
+ * kind.  CPUS (e.g. 0,1) are where thread i runs (the i-th, round-robin); the
+ * process first restricts itself to them.  `mutex-yield` instead starts four
+ * unpinned threads per CPU it may use.  On success it prints one line
+ *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lib=FILE
+ * (operations, the measured window, the process's CPU time in that window,
+ * its peak resident set, threads, and the object that provides
+ * pthread_mutex_lock: the shim or the C library, for the caller to check) and
+ * exits 0; a failed check prints one line on stderr and exits 1. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef HWS_PATTERNS_OPENMP
+#include <omp.h>
+#endif
+
+#define MAX_THREADS 256
+#define BATCH 64        /* operations between two clock reads */
+
+static int cpus[MAX_THREADS];
+static unsigned ncpus;
+static uint64_t run_ns;
+static uint64_t cpu0, cpu1;     /* CPU time of the process at the window's ends */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of all threads of the process so far. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Peak resident set of this process image (VmHWM, KiB), 0 if unknown.  Not
+ * the parent's ru_maxrss: Linux carries the spawning process's resident set
+ * from before exec into it, which would hide a small program's own. */
+static unsigned long peak_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned long kib = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %lu kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "hwsync-shim-patterns: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static void pin_self(unsigned i)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[i % ncpus], &set);
+	if (sched_setaffinity(0, sizeof set, &set))
+		die("sched_setaffinity", errno);
+}
+
+/* ---- a team of pthreads that start together -------------------------------- */
+struct team {
+	unsigned n;
+	_Atomic unsigned arrived;
+	_Atomic uint64_t deadline;      /* 0 until the last thread arrives */
+	uint64_t t0;                    /* written before deadline is published */
+	_Atomic uint64_t ops;
+	bool pin;
+	void (*body)(struct team *t, unsigned i);
+	void *arg;
+};
+
+/* The last thread to arrive opens the window; the others wait (yielding: there
+ * may be more threads than CPUs).  Returns the deadline. */
+static uint64_t team_gate(struct team *t)
+{
+	if (atomic_fetch_add(&t->arrived, 1) + 1 == t->n) {
+		cpu0 = cpu_ns();
+		t->t0 = now_ns();
+		atomic_store(&t->deadline, t->t0 + run_ns);
+	}
+	uint64_t d;
+	while (!(d = atomic_load(&t->deadline)))
+		sched_yield();
+	return d;
+}
+
+struct team_arg {
+	struct team *t;
+	unsigned i;
+};
+
+static void *team_main(void *p)
+{
+	struct team_arg *a = p;
+	if (a->t->pin)
+		pin_self(a->i);
+	a->t->body(a->t, a->i);
+	return NULL;
+}
+
+/* Run body on n threads; returns the window from the gate to the last join. */
+static uint64_t team_run(struct team *t)
+{
+	pthread_t th[MAX_THREADS];
+	struct team_arg a[MAX_THREADS];
+	for (unsigned i = 0; i < t->n; i++) {
+		a[i] = (struct team_arg){ t, i };
+		int rc = pthread_create(&th[i], NULL, team_main, &a[i]);
+		if (rc)
+			die("pthread_create", rc);
+	}
+	for (unsigned i = 0; i < t->n; i++)
+		pthread_join(th[i], NULL);
+	uint64_t ns = now_ns() - t->t0;
+	cpu1 = cpu_ns();
+	return ns;
+}
+
+/* ---- one thread ------------------------------------------------------------ */
+static pthread_mutex_t solo_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Loop op() in batches until the run time is over; returns the operations. */
+#define SOLO_LOOP(op, ops, ns)                                          \
+	do {                                                            \
+		cpu0 = cpu_ns();                                        \
+		uint64_t t0_ = now_ns(), end_ = t0_ + run_ns, t_;       \
+		do {                                                    \
+			for (int b_ = 0; b_ < BATCH; b_++) {            \
+				op;                                     \
+			}                                               \
+			(ops) += BATCH;                                 \
+		} while ((t_ = now_ns()) < end_);                       \
+		(ns) = t_ - t0_;                                        \
+		cpu1 = cpu_ns();                                        \
+	} while (0)
+
+static void solo_mutex_run(uint64_t *ops, uint64_t *ns)
+{
+	SOLO_LOOP((pthread_mutex_lock(&solo_mutex), pthread_mutex_unlock(&solo_mutex)), *ops, *ns);
+}
+
+static void solo_spin_run(uint64_t *ops, uint64_t *ns)
+{
+	pthread_spinlock_t s;
+	int rc = pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE);
+	if (rc)
+		die("pthread_spin_init", rc);
+	SOLO_LOOP((pthread_spin_lock(&s), pthread_spin_unlock(&s)), *ops, *ns);
+	pthread_spin_destroy(&s);
+}
+
+static void solo_sem_run(uint64_t *ops, uint64_t *ns)
+{
+	sem_t s;
+	if (sem_init(&s, 0, 0))
+		die("sem_init", errno);
+	SOLO_LOOP((sem_post(&s), sem_wait(&s)), *ops, *ns);
+	sem_destroy(&s);
+}
+
+/* ---- threads on pthread objects -------------------------------------------- */
+static pthread_mutex_t shared_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void mutex_shared_body(struct team *t, unsigned i)
+{
+	(void)i;
+	uint64_t end = team_gate(t), n = 0;
+	do {
+		for (int b = 0; b < BATCH; b++) {
+			pthread_mutex_lock(&shared_mutex);
+			pthread_mutex_unlock(&shared_mutex);
+		}
+		n += BATCH;
+	} while (now_ns() < end);
+	atomic_fetch_add(&t->ops, n);
+}
+
+struct private_mutex {
+	_Alignas(64) pthread_mutex_t m;   /* one line each: no false sharing */
+};
+
+static void mutex_private_body(struct team *t, unsigned i)
+{
+	struct private_mutex *pm = t->arg;
+	pthread_mutex_t *m = &pm[i].m;
+	uint64_t end = team_gate(t), n = 0;
+	do {
+		for (int b = 0; b < BATCH; b++) {
+			pthread_mutex_lock(m);
+			pthread_mutex_unlock(m);
+		}
+		n += BATCH;
+	} while (now_ns() < end);
+	atomic_fetch_add(&t->ops, n);
+}
+
+struct pingpong {
+	sem_t ping, pong;
+	_Atomic int stop;
+};
+
+/* Thread 0 posts ping and waits for pong; thread 1 answers.  Thread 0 decides
+ * when to stop and posts one last ping so that thread 1 sees it. */
+static void sem_pingpong_body(struct team *t, unsigned i)
+{
+	struct pingpong *pp = t->arg;
+	uint64_t end = team_gate(t), n = 0;
+	if (i == 1) {
+		for (;;) {
+			while (sem_wait(&pp->ping) && errno == EINTR)
+				;
+			if (atomic_load(&pp->stop))
+				return;
+			sem_post(&pp->pong);
+		}
+	}
+	do {
+		for (int b = 0; b < BATCH; b++) {
+			sem_post(&pp->ping);
+			while (sem_wait(&pp->pong) && errno == EINTR)
+				;
+		}
+		n += BATCH;
+	} while (now_ns() < end);
+	atomic_store(&pp->stop, 1);
+	sem_post(&pp->ping);
+	atomic_fetch_add(&t->ops, n);
+}
+
+/* A lock held across sched_yield, four threads per CPU: a waiter that spins
+ * takes the CPU the holder needs to get back to its unlock. */
+static void mutex_yield_body(struct team *t, unsigned i)
+{
+	(void)i;
+	uint64_t end = team_gate(t), n = 0;
+	do {
+		pthread_mutex_lock(&shared_mutex);
+		sched_yield();
+		pthread_mutex_unlock(&shared_mutex);
+		n++;
+	} while (now_ns() < end);
+	atomic_fetch_add(&t->ops, n);
+}
+
+/* ---- OpenMP ---------------------------------------------------------------- */
+#ifdef HWS_PATTERNS_OPENMP
+static void solo_omp_lock_run(uint64_t *ops, uint64_t *ns)
+{
+	omp_lock_t l;
+	omp_init_lock(&l);
+	SOLO_LOOP((omp_set_lock(&l), omp_unset_lock(&l)), *ops, *ns);
+	omp_destroy_lock(&l);
+}
+
+enum omp_kind { OMP_LOCK, OMP_CRITICAL, OMP_BARRIER };
+
+/* n threads of one team, each pinned; a one-increment critical section under
+ * an omp lock or `omp critical`, or back-to-back barriers. */
+static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns)
+{
+	struct team t = { .n = n };
+	omp_lock_t l;
+	long counter = 0;        /* under the lock or the critical section */
+	_Atomic long total = 0;
+	_Atomic int stop = 0;
+	unsigned got = 0;
+
+	omp_init_lock(&l);
+#pragma omp parallel num_threads(n)
+	{
+		unsigned me = (unsigned)omp_get_thread_num();
+		pin_self(me);
+#pragma omp master
+		got = (unsigned)omp_get_num_threads();
+		uint64_t end = team_gate(&t), k = 0;
+		if (kind == OMP_BARRIER) {
+			for (;;) {
+				for (int b = 0; b < BATCH; b++) {
+#pragma omp barrier
+				}
+				k += BATCH;
+				if (me == 0)
+					atomic_store(&stop, now_ns() >= end);
+				/* every thread reads stop after this barrier and before
+				 * thread 0 can write it again (BATCH barriers later) */
+#pragma omp barrier
+				k++;
+				if (atomic_load(&stop))
+					break;
+			}
+			if (me == 0)
+				atomic_store(&total, (long)k);
+		} else {
+			do {
+				for (int b = 0; b < BATCH; b++) {
+					if (kind == OMP_LOCK) {
+						omp_set_lock(&l);
+						counter++;
+						omp_unset_lock(&l);
+					} else {
+#pragma omp critical
+						counter++;
+					}
+				}
+				k += BATCH;
+			} while (now_ns() < end);
+			atomic_fetch_add(&total, (long)k);
+		}
+	}
+	*ns = now_ns() - t.t0;
+	cpu1 = cpu_ns();
+	omp_destroy_lock(&l);
+	if (got != n) {
+		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
+		exit(1);
+	}
+	if (kind != OMP_BARRIER && counter != atomic_load(&total)) {
+		fprintf(stderr, "hwsync-shim-patterns: mutual exclusion violated (counter %ld, "
+			"expected %ld)\n", counter, atomic_load(&total));
+		exit(1);
+	}
+	*ops = (uint64_t)atomic_load(&total);
+}
+#endif
+
+/* ---- objects created, used and abandoned ----------------------------------- */
+struct churn_obj {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	sem_t s;
+};
+
+/* Each object is initialised, used once and never destroyed; the memory is
+ * freed at the end without a destroy, as a program that leaks them would. */
+static void churn_run(uint64_t n, uint64_t *ops, uint64_t *ns)
+{
+	struct churn_obj *o = malloc(n * sizeof *o);
+	if (!o)
+		die("malloc", ENOMEM);
+	cpu0 = cpu_ns();
+	uint64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		int rc = pthread_mutex_init(&o[i].m, NULL);
+		if (!rc)
+			rc = pthread_cond_init(&o[i].c, NULL);
+		if (rc || sem_init(&o[i].s, 0, 0))
+			die("init", rc ? rc : errno);
+		pthread_mutex_lock(&o[i].m);
+		pthread_cond_signal(&o[i].c);
+		pthread_mutex_unlock(&o[i].m);
+		pthread_cond_broadcast(&o[i].c);
+		sem_post(&o[i].s);
+		sem_wait(&o[i].s);
+	}
+	*ns = now_ns() - t0;
+	cpu1 = cpu_ns();
+	*ops = n;
+	free(o);
+}
+
+/* ---- driver ---------------------------------------------------------------- */
+static const struct {
+	const char *name;
+	bool omp;
+} patterns[] = {
+	{ "mutex", false }, { "spin", false }, { "sem", false }, { "omp-lock", true },
+	{ "mutex-contended", false }, { "mutex-private", false }, { "sem-pingpong", false },
+	{ "omp-lock-contended", true }, { "omp-critical", true }, { "omp-barrier", true },
+	{ "mutex-yield", false }, { "startup", false }, { "churn", false },
+};
+#define NPATTERNS (sizeof patterns / sizeof patterns[0])
+
+static int parse_cpus(const char *s)
+{
+	char *end;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	while (*s && ncpus < MAX_THREADS) {
+		long c = strtol(s, &end, 10);
+		if (end == s || c < 0 || c >= CPU_SETSIZE || (*end && *end != ','))
+			return -1;
+		cpus[ncpus++] = (int)c;
+		CPU_SET((int)c, &set);
+		s = *end ? end + 1 : end;
+	}
+	if (!ncpus)
+		return -1;
+	return sched_setaffinity(0, sizeof set, &set) ? errno : 0;
+}
+
+static const char *mutex_provider(void)
+{
+	Dl_info info;
+	void *f = (void *)&pthread_mutex_lock;
+	return dladdr(f, &info) && info.dli_fname ? info.dli_fname : "unknown";
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "list")) {
+		for (size_t i = 0; i < NPATTERNS; i++)
+#ifdef HWS_PATTERNS_OPENMP
+			printf("%s ok\n", patterns[i].name);
+#else
+			printf("%s %s\n", patterns[i].name, patterns[i].omp ?
+			       "skipped: hwsync-shim-patterns was built without OpenMP" : "ok");
+#endif
+		return 0;
+	}
+	if (argc != 4) {
+		fprintf(stderr, "usage: hwsync-shim-patterns list | PATTERN AMOUNT CPUS\n");
+		return 2;
+	}
+	const char *p = argv[1];
+	char *end;
+	uint64_t amount = strtoull(argv[2], &end, 10);
+	if (*end || !amount) {
+		fprintf(stderr, "hwsync-shim-patterns: bad AMOUNT '%s'\n", argv[2]);
+		return 2;
+	}
+	int rc = parse_cpus(argv[3]);
+	if (rc < 0) {
+		fprintf(stderr, "hwsync-shim-patterns: bad CPUS '%s'\n", argv[3]);
+		return 2;
+	}
+	if (rc)
+		die("sched_setaffinity", rc);
+	run_ns = amount;
+
+	uint64_t ops = 0, ns = 0;
+	unsigned threads = 1;
+	struct team t = { .n = ncpus, .pin = true };
+	if (!strcmp(p, "mutex")) {
+		pin_self(0);
+		solo_mutex_run(&ops, &ns);
+	} else if (!strcmp(p, "spin")) {
+		pin_self(0);
+		solo_spin_run(&ops, &ns);
+	} else if (!strcmp(p, "sem")) {
+		pin_self(0);
+		solo_sem_run(&ops, &ns);
+	} else if (!strcmp(p, "mutex-contended")) {
+		t.body = mutex_shared_body;
+	} else if (!strcmp(p, "mutex-private")) {
+		struct private_mutex *pm = aligned_alloc(64, ncpus * sizeof *pm);
+		if (!pm)
+			die("aligned_alloc", ENOMEM);
+		for (unsigned i = 0; i < ncpus; i++)
+			pthread_mutex_init(&pm[i].m, NULL);
+		t.arg = pm;
+		t.body = mutex_private_body;
+	} else if (!strcmp(p, "sem-pingpong")) {
+		static struct pingpong pp;
+		if (ncpus != 2) {
+			fprintf(stderr, "hwsync-shim-patterns: sem-pingpong takes 2 CPUs\n");
+			return 2;
+		}
+		if (sem_init(&pp.ping, 0, 0) || sem_init(&pp.pong, 0, 0))
+			die("sem_init", errno);
+		t.arg = &pp;
+		t.body = sem_pingpong_body;
+	} else if (!strcmp(p, "mutex-yield")) {
+		cpu_set_t set;
+		if (sched_getaffinity(0, sizeof set, &set))
+			die("sched_getaffinity", errno);
+		t.n = 4 * (unsigned)CPU_COUNT(&set);
+		if (t.n > MAX_THREADS)
+			t.n = MAX_THREADS;
+		t.pin = false;
+		t.body = mutex_yield_body;
+	} else if (!strcmp(p, "startup")) {
+		pthread_mutex_lock(&solo_mutex);
+		pthread_mutex_unlock(&solo_mutex);
+		ops = 1;
+	} else if (!strcmp(p, "churn")) {
+		pin_self(0);
+		churn_run(amount, &ops, &ns);
+#ifdef HWS_PATTERNS_OPENMP
+	} else if (!strcmp(p, "omp-lock")) {
+		pin_self(0);
+		solo_omp_lock_run(&ops, &ns);
+	} else if (!strcmp(p, "omp-lock-contended") || !strcmp(p, "omp-critical") ||
+		   !strcmp(p, "omp-barrier")) {
+		threads = ncpus;
+		omp_team_run(p[4] == 'l' ? OMP_LOCK : p[4] == 'c' ? OMP_CRITICAL : OMP_BARRIER,
+			     ncpus, &ops, &ns);
+#endif
+	} else {
+		fprintf(stderr, "hwsync-shim-patterns: unknown or unavailable pattern '%s' "
+			"(see: hwsync-shim-patterns list)\n", p);
+		return 2;
+	}
+	if (t.body) {
+		ns = team_run(&t);
+		ops = atomic_load(&t.ops);
+		threads = t.n;
+	}
+	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lib=%s\n",
+	       (unsigned long long)ops, (unsigned long long)ns,
+	       (unsigned long long)(cpu1 - cpu0), peak_rss_kib(), threads, mutex_provider());
+	return 0;
+}
