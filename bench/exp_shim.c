@@ -119,52 +119,62 @@ static void free_env(char **env)
 	free(env);
 }
 
+/* env[(*k)++] = the formatted string; false when out of memory. */
+static bool env_add(char **env, size_t *k, const char *fmt, const char *a, const char *b)
+{
+	char *s;
+	if (asprintf(&s, fmt, a, b) < 0)
+		return false;
+	env[(*k)++] = s;
+	return true;
+}
+
 /* The children's environment: ours without HWSYNC_* (the row says what runs)
  * and with LD_PRELOAD rebuilt: the shim first on shim rows, then whatever
  * else the user preloads (on native rows too), never another copy of the
  * shim.  NULL when out of memory. */
 static char **make_env(const char *shim, const char *lock, const char *wait)
 {
-	size_t n = 0;
-	for (; environ[n]; n++)
-		;
-	char **env = calloc(n + 4, sizeof *env);
+	size_t n = 0, k = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 4, sizeof *env);   /* + LD_PRELOAD, LOCK, WAIT, NULL */
 	const char *old = getenv("LD_PRELOAD");
-	size_t cap = strlen("LD_PRELOAD=") + (shim ? strlen(shim) + 1 : 0) +
-		     (old ? strlen(old) : 0) + 1;
-	char *pre = malloc(cap), *copy = old ? strdup(old) : NULL;
-	size_t k = 0;
-	if (!env || !pre || (old && !copy))
-		goto oom;
-	size_t len = (size_t)snprintf(pre, cap, "LD_PRELOAD=%s", shim ? shim : "");
-	for (char *s = copy ? strtok(copy, ": ") : NULL; s; s = strtok(NULL, ": "))
-		if (!strstr(s, PRELOAD_NAME))
-			len += (size_t)snprintf(pre + len, cap - len, "%s%s",
-						pre[len - 1] == '=' ? "" : ":", s);
+	char *copy = old ? strdup(old) : NULL, *pre = strdup(shim ? shim : "");
+	bool ok = env && pre && (!old || copy);
+
+	for (size_t i = 0; i < n && ok; i++)
+		if (strncmp(environ[i], "HWSYNC_", 7) && strncmp(environ[i], "LD_PRELOAD=", 11))
+			ok = env_add(env, &k, "%s%s", environ[i], "");
+	for (char *t = ok && copy ? strtok(copy, ": ") : NULL; t && ok; t = strtok(NULL, ": ")) {
+		char *more;
+		if (strstr(t, PRELOAD_NAME))
+			continue;
+		ok = asprintf(&more, "%s%s%s", pre, *pre ? ":" : "", t) >= 0;
+		if (ok) {
+			free(pre);
+			pre = more;
+		}
+	}
+	if (ok && *pre)
+		ok = env_add(env, &k, "LD_PRELOAD=%s%s", pre, "");
+	if (ok && lock)
+		ok = env_add(env, &k, "HWSYNC_LOCK=%s%s", lock, "");
+	if (ok && wait)
+		ok = env_add(env, &k, "HWSYNC_WAIT=%s%s", wait, "");
 	free(copy);
-	copy = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "HWSYNC_", 7) && strncmp(environ[i], "LD_PRELOAD=", 11) &&
-		    !(env[k++] = strdup(environ[i])))
-			goto oom;
-	if (pre[len - 1] != '=')
-		env[k++] = pre;
-	else
-		free(pre);
-	pre = NULL;
-	if (lock && asprintf(&env[k++], "HWSYNC_LOCK=%s", lock) < 0)
-		goto oom;
-	if (wait && asprintf(&env[k++], "HWSYNC_WAIT=%s", wait) < 0)
-		goto oom;
-	return env;
-oom:
 	free(pre);
-	free(copy);
-	if (env && k && !env[k - 1])
-		k--;
-	env[k] = NULL;
-	free_env(env);
-	return NULL;
+	if (!ok) {
+		free_env(env);
+		return NULL;
+	}
+	return env;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
 }
 
 /* Run argv (stdout and stderr into one pipe) and collect its output, rusage
@@ -218,12 +228,12 @@ static int spawn(char *const argv[], char *const env[], uint64_t timeout_ns, str
 	out->wall_ns = hws_now_ns() - t0;
 	text[n] = 0;
 	if (killed) {
-		snprintf(why, whylen, "error: %s %s did not finish in %.0f s (killed)", argv[0],
-			 argv[1], (double)timeout_ns / 1e9);
+		snprintf(why, whylen, "error: %s %s did not finish in %.0f s (killed)",
+			 base_name(argv[0]), argv[1], (double)timeout_ns / 1e9);
 		return ETIMEDOUT;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		snprintf(why, whylen, "error: %s %s %s %d: %.*s", basename(argv[0]), argv[1],
+		snprintf(why, whylen, "error: %s %s %s %d: %.*s", base_name(argv[0]), argv[1],
 			 WIFEXITED(st) ? "exited" : "killed by signal",
 			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
 			 (int)(strcspn(text, "\n") < 100 ? strcspn(text, "\n") : 100), text);

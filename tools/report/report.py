@@ -7,7 +7,8 @@ PNG plots, DIR/report.md and DIR/report.html.
 Every experiment gets a table (median and 95% CI of the median per metric,
 and the ratio to the best peer in the same parameter group, computed here)
 and one bar chart per metric; asym gets the throughput-vs-light-work curve of
-paper 000 Fig. 4 and interference the slowdown per kernel of paper 001.
+paper 000 Fig. 4, interference the slowdown per kernel of paper 001 and shim
+its paired shim/native ratios per pattern.
 What was skipped is listed with its reason.  Unknown experiments get the
 generic table and charts, so new experiments need no change here."""
 import argparse
@@ -226,6 +227,75 @@ def interference_plot(exp, outdir, plt):
     return ["interference-slowdown.png"]
 
 
+SHIM_BARS = (("speed", "speed: shim/native throughput, native/shim time (>1 = shim faster)", "tab:blue"),
+             ("cpu_window_ratio", "CPU in the measured window, shim/native", "tab:orange"),
+             ("cpu_ratio", "CPU of the whole process, shim/native", "tab:red"),
+             ("rss_ratio", "peak RSS, shim/native", "tab:green"))
+
+
+def shim_ratios(exp):
+    """Per shim row: its label and (median, lo, hi) of each paired ratio.  The
+    ratios are per round (shim run / native run of the same round), stored by
+    the experiment; 'speed' turns time ratios around so that >1 is faster."""
+    out = []
+    for r in exp["rows"]:
+        m = metrics_of(r)
+        if not r["impl"].startswith("hwsync"):
+            continue
+        vals = {}
+        for k in ("cpu_window_ratio", "cpu_ratio", "rss_ratio"):
+            if k in m and m[k].get("median") is not None:
+                vals[k] = (m[k]["median"], *(m[k].get("ci95") or [None, None]))
+        if "throughput_ratio" in m and m["throughput_ratio"].get("median") is not None:
+            t = m["throughput_ratio"]
+            vals["speed"] = (t["median"], *(t.get("ci95") or [None, None]))
+        elif "time_ratio" in m and m["time_ratio"].get("median"):
+            t = m["time_ratio"]
+            lo, hi = t.get("ci95") or [None, None]
+            vals["speed"] = (1 / t["median"], 1 / hi if hi else None, 1 / lo if lo else None)
+        if not vals:
+            continue
+        where = f" {r['threads']}t" if r.get("threads", 1) > 1 else ""
+        where += f" {r['placement']}" if r.get("placement") else ""
+        added = m.get("added", {}).get("median")
+        out.append((f"{r.get('pattern')}{where}  {label(r)}", vals, added))
+    return out
+
+
+def shim_plot(exp, outdir, plt):
+    """The shim's cost per pattern: paired shim/native ratios, log scale."""
+    rows = shim_ratios(exp)
+    if not rows:
+        return []
+    fig, ax = plt.subplots(figsize=(10, 0.55 * len(rows) + 1.8))
+    h = 0.8 / len(SHIM_BARS)
+    for j, (key, name, color) in enumerate(SHIM_BARS):
+        ys, med, lo, hi = [], [], [], []
+        for i, (_, vals, _) in enumerate(rows):
+            if key not in vals or not vals[key][0] or vals[key][0] <= 0:
+                continue
+            m, l, u = vals[key]
+            ys.append(i + j * h)
+            med.append(m)
+            lo.append(max(m - (l if l else m), 0))
+            hi.append(max((u if u else m) - m, 0))
+        if ys:   # bars grow from 1 (= no difference) to the median
+            ax.barh(ys, [m - 1 for m in med], h, left=1, xerr=[lo, hi], color=color,
+                    label=name, capsize=2)
+    ax.set_xscale("log")
+    ax.axvline(1, color="black", linewidth=0.8)
+    ax.set_yticks([i + 0.4 - h / 2 for i in range(len(rows))])
+    ax.set_yticklabels([r[0] for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("shim / native, median of per-round ratios and its 95% CI (log scale)")
+    ax.set_title("shim: cost of the LD_PRELOAD shim per pattern", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "shim-ratios.png"), dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return ["shim-ratios.png"]
+
+
 def machine_lines(m):
     cpu, t, tsc = m.get("cpu", {}), m.get("topology", {}), m.get("tsc", {})
     en = m.get("energy", {})
@@ -279,6 +349,7 @@ def main():
         if exp["rows"]:
             imgs += asym_plot(exp, a.out, plt) if exp["name"] == "asym" else []
             imgs += interference_plot(exp, a.out, plt) if exp["name"] == "interference" else []
+            imgs += shim_plot(exp, a.out, plt) if exp["name"] == "shim" else []
             imgs += bar_plots(exp, a.out, plt)
             head, body = table(exp)
             md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -295,6 +366,19 @@ def main():
                 md += ["", "Slowdown of the active kernel (unit time / alone):", "",
                        "| kernel | policy | placement | waiters | slowdown |", "|---|---|---|---|---|"]
                 md += [f"| {k} | {p} | {pl} | {w} | {100 * (s - 1):+.1f}% |" for k, p, pl, w, s in sl]
+        if exp["name"] == "shim":
+            sr = shim_ratios(exp)
+            if sr:
+                def cell(v):
+                    return "-" if v is None or v[0] is None else \
+                        f"{v[0]:.3g} [{v[1]:.3g} - {v[2]:.3g}]" if v[1] and v[2] else f"{v[0]:.3g}"
+                md += ["", "Shim / native, paired per round (median [95% CI]); speed > 1 = the shim "
+                       "is faster, CPU and RSS > 1 = it costs more:", "",
+                       "| row | speed | CPU (window) | CPU (process) | peak RSS | added per process |",
+                       "|---|---|---|---|---|---|"]
+                md += [f"| {lab} | {cell(v.get('speed'))} | {cell(v.get('cpu_window_ratio'))} | "
+                       f"{cell(v.get('cpu_ratio'))} | {cell(v.get('rss_ratio'))} | "
+                       f"{'-' if add is None else f'{add:.0f} us'} |" for lab, v, add in sr]
         md.append("")
         md += [f"![{i}]({i})" for i in imgs]
         hp += [f"<p><img src='{html.escape(i)}' alt='{html.escape(i)}'></p>" for i in imgs]
