@@ -73,6 +73,7 @@ static const char help_head[] =
 "    hwsync bench suite --quick --out results.json && hwsync report results.json -o report\n"
 "    hwsync bench wake --policies futex,pause,adaptive --reps 20\n"
 "    hwsync bench atomics --threads 1,2 --placement core --out atomics.json\n"
+"    hwsync bench shim --quick --out shim.json   (the LD_PRELOAD shim vs native)\n"
 "\n"
 "EXPERIMENTS\n";
 
