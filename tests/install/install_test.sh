@@ -8,6 +8,8 @@ trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -f "$tmp/prefix/include/hwsync/hwsync.h"
 test -f "$tmp/prefix/bin/hwsync"
+# the program `hwsync bench shim` runs natively and under the shim
+test -x "$tmp/prefix/libexec/hwsync/hwsync-shim-patterns"
 libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
 test -f "$libdir/libhwsync.a"
 test -f "$libdir/pkgconfig/hwsync.pc"
