@@ -393,8 +393,9 @@ static int add_cell(struct bench_ctx *ctx, const struct sh_setup *s, const struc
 		    unsigned n, const int *cpus, const char *placement, struct sh_pair *pair,
 		    const char *kind, const char *policy)
 {
-	char impl[64];
-	snprintf(impl, sizeof impl, kind ? IMPL_PREFIX "%s" : "native", kind);
+	char impl[64] = "native";
+	if (kind)
+		snprintf(impl, sizeof impl, IMPL_PREFIX "%s", kind);
 	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct sh_cell));
 	if (!c)
 		return bench_error("out of memory");
@@ -482,7 +483,7 @@ static int add_pattern(struct bench_ctx *ctx, const struct sh_setup *s, const st
 	const struct bench_list *pl = bench_placements(ctx);
 	int cpus[BENCH_MAX_CPUS];
 	const char *why = NULL;
-	unsigned nth, one = 1, two = 2;
+	unsigned nth, two = 2;
 	const unsigned *th = bench_threads(ctx, &nth);
 
 	if (p->th == T_OVERSUB) {
@@ -505,7 +506,7 @@ static int add_pattern(struct bench_ctx *ctx, const struct sh_setup *s, const st
 	}
 	if (p->th == T_TWO) {
 		th = &two;
-		nth = one;
+		nth = 1;
 	}
 	for (unsigned i = 0; i < pl->n; i++)
 		for (unsigned t = 0; t < nth; t++) {
