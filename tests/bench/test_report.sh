@@ -18,6 +18,16 @@ done
 grep -q "## Machine" "$tmp/rep/report.md" || { echo "FAIL: no machine section"; exit 1; }
 grep -q "skipped: " "$tmp/rep/report.md" || { echo "FAIL: no skipped list"; exit 1; }
 grep -q "best peer" "$tmp/rep/report.md" || { echo "FAIL: no ratio column"; exit 1; }
+# shim: the paired ratios per pattern, as a plot and a table (when the shim is built)
+"$hws" bench shim --patterns mutex,startup --starts 3 --reps 2 --warmup 0 --duration 5ms \
+  --out "$tmp/s.json" >/dev/null
+if "$py" -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["experiments"][0]["rows"])' \
+     "$tmp/s.json"; then
+  "$hws" report "$tmp/s.json" -o "$tmp/srep" >/dev/null
+  [ -s "$tmp/srep/shim-ratios.png" ] || { echo "FAIL: shim-ratios.png missing"; exit 1; }
+  grep -q "^| startup .*hwsync-shim-auto adaptive | .* us |$" "$tmp/srep/report.md" ||
+    { echo "FAIL: no shim ratio table"; exit 1; }
+fi
 echo '{"schema": "other"}' > "$tmp/bad.json"
 if err=$("$hws" report "$tmp/bad.json" -o "$tmp/x" 2>&1); then echo "FAIL: bad file accepted"; exit 1; fi
 [ "$(wc -l <<<"$err")" = 1 ] || { echo "FAIL: more than one line: $err"; exit 1; }
