@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make demo: the main job.  Describe this machine, run the quick bench suite
-# (every experiment, peers side by side, a few minutes) and write the report.
+# (every experiment but `shim`, peers side by side, a few minutes) and write the report.
 set -euo pipefail
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
