@@ -8,20 +8,13 @@
  * carries our own resident set into ru_maxrss across the exec). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <hwsync/hwsync.h>
+#include "bench/child.h"
 #include "bench/harness.h"
 
 extern char **environ;
@@ -86,171 +79,23 @@ struct sh_cell {
 	char **env;             /* NULL-terminated, each string malloc'ed */
 };
 
-/* What one child did. */
-struct child {
-	uint64_t wall_ns;
-	double cpu_s;                           /* wait4: user + system */
+/* What one run of a pattern did. */
+struct result {
+	struct bench_child ch;                  /* wall time, wait4's CPU time */
 	unsigned long long ops, ns, cpu_ns, rss_kib;   /* what the child printed */
 	char lib[256];
 };
 
 static char preload_path[PATH_MAX], patterns_path[PATH_MAX];
 
-/* NAME next to this executable, else in DIR (as `hwsync run` finds the shim). */
-static int find_beside(const char *name, const char *dir, char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		snprintf(out, len, "%s/%s", dirname(exe), name);
-		if (access(out, R_OK) == 0)
-			return 0;
-	}
-	snprintf(out, len, "%s/%s", dir, name);
-	return access(out, R_OK) == 0 ? 0 : ENOENT;
-}
-
-/* ---- children ----------------------------------------------------------- */
-static void free_env(char **env)
-{
-	for (size_t i = 0; env && env[i]; i++)
-		free(env[i]);
-	free(env);
-}
-
-/* env[(*k)++] = the formatted string; false when out of memory. */
-static bool env_add(char **env, size_t *k, const char *fmt, const char *a, const char *b)
-{
-	char *s;
-	if (asprintf(&s, fmt, a, b) < 0)
-		return false;
-	env[(*k)++] = s;
-	return true;
-}
-
-/* The children's environment: ours without HWSYNC_* (the row says what runs)
- * and with LD_PRELOAD rebuilt: the shim first on shim rows, then whatever
- * else the user preloads (on native rows too), never another copy of the
- * shim.  NULL when out of memory. */
-static char **make_env(const char *shim, const char *lock, const char *wait)
-{
-	size_t n = 0, k = 0;
-	while (environ[n])
-		n++;
-	char **env = calloc(n + 4, sizeof *env);   /* + LD_PRELOAD, LOCK, WAIT, NULL */
-	const char *old = getenv("LD_PRELOAD");
-	char *copy = old ? strdup(old) : NULL, *pre = strdup(shim ? shim : "");
-	bool ok = env && pre && (!old || copy);
-
-	for (size_t i = 0; i < n && ok; i++)
-		if (strncmp(environ[i], "HWSYNC_", 7) && strncmp(environ[i], "LD_PRELOAD=", 11))
-			ok = env_add(env, &k, "%s%s", environ[i], "");
-	for (char *t = ok && copy ? strtok(copy, ": ") : NULL; t && ok; t = strtok(NULL, ": ")) {
-		char *more;
-		if (strstr(t, PRELOAD_NAME))
-			continue;
-		ok = asprintf(&more, "%s%s%s", pre, *pre ? ":" : "", t) >= 0;
-		if (ok) {
-			free(pre);
-			pre = more;
-		}
-	}
-	if (ok && *pre)
-		ok = env_add(env, &k, "LD_PRELOAD=%s%s", pre, "");
-	if (ok && lock)
-		ok = env_add(env, &k, "HWSYNC_LOCK=%s%s", lock, "");
-	if (ok && wait)
-		ok = env_add(env, &k, "HWSYNC_WAIT=%s%s", wait, "");
-	free(copy);
-	free(pre);
-	if (!ok) {
-		free_env(env);
-		return NULL;
-	}
-	return env;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-/* Run argv (stdout and stderr into one pipe) and collect its output, rusage
- * and wall time.  0, or an errno value with why set. */
-static int spawn(char *const argv[], char *const env[], uint64_t timeout_ns, struct child *out,
-		 char *text, size_t textlen, char *why, size_t whylen)
-{
-	posix_spawn_file_actions_t fa;
-	struct rusage ru;
-	int fd[2], st, rc;
-	pid_t pid;
-	size_t n = 0;
-	bool killed = false;
-
-	if (pipe2(fd, O_CLOEXEC))
-		return snprintf(why, whylen, "error: pipe: %s", strerror(errno)), errno;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-	uint64_t t0 = hws_now_ns();
-	rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fd[1]);
-	if (rc) {
-		close(fd[0]);
-		snprintf(why, whylen, "error: cannot run %s: %s", argv[0], strerror(rc));
-		return rc;
-	}
-	for (;;) {
-		uint64_t el = hws_now_ns() - t0;
-		if (el >= timeout_ns) {
-			kill(pid, SIGKILL);
-			killed = true;
-			break;
-		}
-		struct pollfd p = { .fd = fd[0], .events = POLLIN };
-		uint64_t left_ms = (timeout_ns - el) / 1000000 + 1;
-		if (poll(&p, 1, left_ms > 1000 ? 1000 : (int)left_ms) <= 0)
-			continue;
-		char sink[256];
-		bool full = n + 1 >= textlen;
-		ssize_t r = read(fd[0], full ? sink : text + n, full ? sizeof sink : textlen - 1 - n);
-		if (r == 0 || (r < 0 && errno != EINTR))
-			break;
-		if (r > 0 && !full)
-			n += (size_t)r;
-	}
-	close(fd[0]);
-	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
-		;
-	out->wall_ns = hws_now_ns() - t0;
-	text[n] = 0;
-	if (killed) {
-		snprintf(why, whylen, "error: %s %s did not finish in %.0f s (killed)",
-			 base_name(argv[0]), argv[1], (double)timeout_ns / 1e9);
-		return ETIMEDOUT;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		snprintf(why, whylen, "error: %s %s %s %d: %.*s", base_name(argv[0]), argv[1],
-			 WIFEXITED(st) ? "exited" : "killed by signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-			 (int)(strcspn(text, "\n") < 100 ? strcspn(text, "\n") : 100), text);
-		return EPROTO;
-	}
-	out->cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-	return 0;
-}
-
 /* One run of the cell's pattern; checks that it printed its one line and
  * nothing else, and that the shim was preloaded exactly on shim rows. */
-static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct child *out, char *why,
+static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct result *out, char *why,
 		    size_t whylen)
 {
 	char text[1024], rest[8];
-	int rc = spawn(k->argv, k->env, timeout_ns, out, text, sizeof text, why, whylen);
+	int rc = bench_child_run(k->argv, k->env, timeout_ns, &out->ch, text, sizeof text, why,
+				 whylen);
 	if (rc)
 		return rc;
 	/* one line only: a shim that falls back to the native implementation
@@ -303,7 +148,7 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 	struct sh_cell *k = c->priv;
 	uint64_t dur = bench_opts(ctx)->duration_ns;
 	unsigned round = k->round++;
-	struct child ch;
+	struct result ch;
 	double v[4];
 	int rc;
 
@@ -320,8 +165,8 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 		rc = 0;
 		for (unsigned i = 0; i < k->starts && !rc; i++) {
 			rc = run_once(k, 10000000000ull, &ch, c->skip, sizeof c->skip);
-			wall[i] = ch.wall_ns;
-			cpu += ch.cpu_s;
+			wall[i] = ch.ch.wall_ns;
+			cpu += ch.ch.cpu_s;
 			rss[i] = (double)ch.rss_kib / 1024.0;
 		}
 		if (!rc) {
@@ -345,7 +190,7 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 			return EPROTO;
 		}
 		v[0] = k->p->kind == K_RATE ? (double)ch.ops / (double)ch.ns * 1e3 : (double)ch.ns;
-		v[1] = ch.cpu_s;
+		v[1] = ch.ch.cpu_s;
 		v[2] = (double)ch.cpu_ns / 1e9;
 		v[3] = (double)ch.rss_kib / 1024.0;
 	}
@@ -376,7 +221,7 @@ static void sh_cleanup(struct bench_cell *c)
 		return;
 	if (k->pair && !--k->pair->refs)
 		free(k->pair);
-	free_env(k->env);
+	bench_env_free(k->env);
 	free(k);
 	c->priv = NULL;
 }
@@ -426,7 +271,14 @@ static int add_cell(struct bench_ctx *ctx, const struct sh_setup *s, const struc
 	k->argv[1] = k->name;
 	k->argv[2] = k->amount;
 	k->argv[3] = k->cpus;
-	k->env = make_env(kind ? preload_path : NULL, kind, policy);
+	/* our environment without HWSYNC_* (the row says what runs); LD_PRELOAD:
+	 * the shim first on shim rows, then the user's other preloads */
+	char lock[80], wait[120];
+	snprintf(lock, sizeof lock, "HWSYNC_LOCK=%s", kind ? kind : "");
+	snprintf(wait, sizeof wait, "HWSYNC_WAIT=%s", policy ? policy : "");
+	const char *set[] = { lock, wait, NULL };
+	k->env = bench_env_new("HWSYNC_", kind ? preload_path : NULL, PRELOAD_NAME,
+			       kind ? set : NULL);
 	if (!k->env)
 		return bench_error("out of memory");
 	return 0;
@@ -567,12 +419,12 @@ static int sh_setup(struct bench_ctx *ctx)
 			bench_skip(ctx, w, IMPL_PREFIX "* %s", pol);
 	}
 
-	if (find_beside(PRELOAD_NAME, HWS_LIBDIR, preload_path, sizeof preload_path)) {
+	if (bench_find_beside(PRELOAD_NAME, HWS_LIBDIR, preload_path, sizeof preload_path)) {
 		bench_skip(ctx, PRELOAD_NAME " not found next to hwsync nor in " HWS_LIBDIR,
 			   "every pattern");
 		return 0;
 	}
-	if (find_beside(PATTERNS_NAME, HWS_LIBEXECDIR "/hwsync", patterns_path,
+	if (bench_find_beside(PATTERNS_NAME, HWS_LIBEXECDIR "/hwsync", patterns_path,
 			sizeof patterns_path)) {
 		bench_skip(ctx, PATTERNS_NAME " not found next to hwsync nor in " HWS_LIBEXECDIR
 			   "/hwsync", "every pattern");
@@ -580,8 +432,9 @@ static int sh_setup(struct bench_ctx *ctx)
 	}
 	/* which patterns this build of the program has (OpenMP or not) */
 	char *argv[] = { patterns_path, "list", NULL }, text[4096];
-	struct child ch;
-	if (spawn(argv, environ, 10000000000ull, &ch, text, sizeof text, why, sizeof why)) {
+	struct bench_child ch;
+	if (bench_child_run(argv, environ, 10000000000ull, &ch, text, sizeof text, why,
+			    sizeof why)) {
 		bench_skip(ctx, why, "every pattern");
 		return 0;
 	}
