@@ -17,8 +17,6 @@
 #include "bench/child.h"
 #include "bench/harness.h"
 
-extern char **environ;
-
 #ifndef HWS_LIBDIR
 #define HWS_LIBDIR "/usr/local/lib"
 #endif
@@ -73,7 +71,6 @@ struct sh_cell {
 	unsigned round;         /* runs so far, warmup included */
 	unsigned starts;        /* startup: processes per round */
 	struct sh_pair *pair;
-	const char *exe;
 	char *argv[5];
 	char name[24], amount[24], cpus[BENCH_MAX_CPUS * 5];
 	char **env;             /* NULL-terminated, each string malloc'ed */
@@ -399,11 +396,14 @@ static int sh_setup(struct bench_ctx *ctx)
 		for (i = 0; i < NPATTERNS; i++)
 			if (strlen(patterns[i].name) == len && !strncmp(patterns[i].name, q, len))
 				break;
-		if (i == NPATTERNS)
-			return bench_error("shim: unknown pattern '%.*s' in --patterns (known: mutex, "
-					   "spin, sem, omp-lock, mutex-contended, mutex-private, "
-					   "sem-pingpong, omp-lock-contended, omp-critical, "
-					   "omp-barrier, mutex-yield, startup, churn)", (int)len, q);
+		if (i == NPATTERNS) {
+			char known[300] = "";
+			for (size_t j = 0; j < NPATTERNS; j++)
+				snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+					 j ? ", " : "", patterns[j].name);
+			return bench_error("shim: unknown pattern '%.*s' in --patterns (known: %s)",
+					   (int)len, q, known);
+		}
 		want[i] = true;
 		q += len + (q[len] == ',');
 	}
@@ -432,9 +432,14 @@ static int sh_setup(struct bench_ctx *ctx)
 	}
 	/* which patterns this build of the program has (OpenMP or not) */
 	char *argv[] = { patterns_path, "list", NULL }, text[4096];
+	char **env = bench_env_new("HWSYNC_", NULL, PRELOAD_NAME, NULL);
 	struct bench_child ch;
-	if (bench_child_run(argv, environ, 10000000000ull, &ch, text, sizeof text, why,
-			    sizeof why)) {
+	if (!env)
+		return bench_error("out of memory");
+	int rc = bench_child_run(argv, env, 10000000000ull, &ch, text, sizeof text, why,
+				 sizeof why);
+	bench_env_free(env);
+	if (rc) {
 		bench_skip(ctx, why, "every pattern");
 		return 0;
 	}
@@ -456,8 +461,7 @@ static int sh_setup(struct bench_ctx *ctx)
 				   "pattern=%s", patterns[i].name);
 			continue;
 		}
-		int rc = add_pattern(ctx, &s, &patterns[i]);
-		if (rc)
+		if ((rc = add_pattern(ctx, &s, &patterns[i])))
 			return rc;
 	}
 	return 0;
