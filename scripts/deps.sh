@@ -10,7 +10,7 @@ case "$what" in
   build) ;;
   test)  pkgs+=(libck-dev libgomp1 python3 python3-venv xz-utils zstd strace) ;;
   demo)  pkgs+=(libck-dev libgomp1 python3 python3-venv) ;;
-  tsan)  pkgs+=(clang) ;;
+  tsan)  pkgs+=(clang libclang-rt-dev) ;;   # libclang-rt-dev: the TSan runtime (a Recommends)
   arm64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user) ;;
   kmod)  pkgs+=(linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod) ;;
   *) echo "deps.sh: unknown target '$what' (build, test, demo, tsan, arm64, kmod)" >&2; exit 2 ;;
