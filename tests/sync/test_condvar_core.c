@@ -2,9 +2,10 @@
  * and its mutex under the shim; under pause, futex and adaptive, each with
  * another lock kind.
  *  - Ping-pong: two threads pass a turn back and forth, 100000 rounds in
- *    all (scaled; fewer for pause), waiting without deadline for their turn; the wake-up is
- *    a signal or a broadcast, under the lock or just after it.  A lost
- *    wake-up leaves both threads waiting: the test hangs (ctest timeout).
+ *    all (scaled; fewer for pause), each waiting for its turn with a long
+ *    deadline; the wake-up is a signal or a broadcast, under the lock or
+ *    just after it.  A lost wake-up leaves both threads waiting until that
+ *    deadline, which fails the test.
  *  - Rotation: three threads pass the turn round with broadcasts, waiting
  *    with short deadlines (some already past) mixed with plain waits; a
  *    timed-out waiter re-checks its turn, as callers must.
@@ -12,6 +13,8 @@
 #include "sync/sync_test.h"
 #include "tests/locks/core_test.h"
 #include <hwsync/condvar.h>
+
+#define LONG_NS 20000000000ull     /* a plain wait that times out lost a wake-up */
 
 static hws_condvar_core_t cv;
 static unsigned char lockmem[40];       /* the mutex core, in place */
@@ -42,13 +45,19 @@ static void *player(void *p)
 		uint32_t x = test_rand(&a->seed);
 		CHECK_EQ(LK->acquire(lockmem, W), 0);
 		while (turn != a->id) {
-			uint64_t dl = HWS_FOREVER;
+			uint64_t dl = test_now_ns() + LONG_NS;
+			int plain = 1;
 			if (timed_mix && x % 4 == 0)
-				dl = test_now_ns() + (x >> 4) % 50000;
+				dl = test_now_ns() + (x >> 4) % 50000, plain = 0;
 			else if (timed_mix && x % 4 == 1)
-				dl = test_now_ns() - 1;        /* already past */
+				dl = test_now_ns() - 1, plain = 0;     /* already past */
 			int rc = cv_wait(dl);
-			CHECK(rc == 0 || (rc == ETIMEDOUT && dl != HWS_FOREVER));
+			CHECK(rc == 0 || rc == ETIMEDOUT);
+			if (rc == ETIMEDOUT && plain) {
+				fprintf(stderr, "thread %u: no wake-up in %llu s\n", a->id,
+					LONG_NS / 1000000000ull);
+				exit(1);
+			}
 			a->timeouts += rc == ETIMEDOUT;
 			x = test_rand(&a->seed);
 		}

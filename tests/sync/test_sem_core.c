@@ -3,9 +3,9 @@
  *  - A bounded buffer: two producers put numbered items into a ring of four
  *    slots, three consumers take them, with a semaphore of free slots and
  *    one of items (cores, in place) and a lock core for the ring.  Every item
- *    must be taken exactly once.  First everyone waits without deadline
- *    (consumers sleep on an empty ring under futex: a lost wake-up hangs the
- *    test), then with try and timed waits (short deadlines) mixed in.
+ *    must be taken exactly once.  First everyone waits plainly (with a long
+ *    deadline: consumers sleep on an empty ring under futex, and a lost
+ *    wake-up fails that wait), then with try and short timed waits mixed in.
  *  - Overflow: four threads post twice each onto a value three below
  *    HWS_SEM_VALUE_MAX; exactly three posts succeed, the others get
  *    EOVERFLOW and the value stays at the maximum.
@@ -14,6 +14,8 @@
 #include "sync/sync_test.h"
 #include "tests/locks/core_test.h"
 #include <hwsync/sem.h>
+
+#define LONG_NS 20000000000ull     /* a plain wait that times out lost a wake-up */
 
 #define CAP 4
 #define NPROD 2
@@ -48,7 +50,10 @@ static void sem_down(hws_sem_core_t *s, struct arg *a)
 		CHECK_EQ(rc, ETIMEDOUT);
 		a->giveups++;
 	}
-	CHECK_EQ(hws_sem_core_wait(s, W, HWS_FOREVER), 0);
+	if (hws_sem_core_wait(s, W, test_now_ns() + LONG_NS)) {
+		fprintf(stderr, "no unit in %llu s: a lost wake-up\n", LONG_NS / 1000000000ull);
+		exit(1);
+	}
 }
 
 static void *producer(void *p)
