@@ -62,12 +62,23 @@ static void thread_exit(void *unused)
 {
 	(void)unused;
 	flush(CACHE_MAX);
+	/* A later destructor that releases a lock puts a node again and
+	 * registers again, so that pthread runs this once more. */
+	cache.registered = 0;
 }
 
 static void setup(void)
 {
 	pthread_key_create(&exit_key, thread_exit);
 	pthread_atfork(pool_prepare, pool_after, pool_after);
+}
+
+/* Have this thread's exit return its cache to the shared list. */
+static void register_thread(void)
+{
+	pthread_once(&setup_once, setup);
+	pthread_setspecific(exit_key, &cache);   /* any non-NULL value: run thread_exit */
+	cache.registered = 1;
 }
 
 /* Add a chunk to the shared list (under pool_busy). */
@@ -93,11 +104,8 @@ static void grow(void)
 /* Move up to CACHE_MOVE nodes from the shared list (growing it) to the cache. */
 static int refill(void)
 {
-	if (!cache.registered) {
-		pthread_once(&setup_once, setup);
-		pthread_setspecific(exit_key, &cache);   /* any non-NULL value: run thread_exit */
-		cache.registered = 1;
-	}
+	if (!cache.registered)
+		register_thread();
 	pool_lock();
 	if (!free_head && nchunks < HWS_QN_MAX_CHUNKS)
 		grow();
@@ -118,6 +126,10 @@ uint32_t hws_qnode_get(void)
 
 void hws_qnode_put(uint32_t idx)
 {
+	/* A thread that only releases (locks another thread took) gets nodes
+	 * without ever refilling: it must give them back at exit too. */
+	if (__builtin_expect(!cache.registered, 0))
+		register_thread();
 	if (__builtin_expect(cache.n == CACHE_MAX, 0))
 		flush(CACHE_MOVE);
 	cache.idx[cache.n++] = idx;
