@@ -23,6 +23,7 @@ static void *user(void *p)
 	unsigned long giveups = 0;
 	static _Thread_local unsigned char chain[3][CHAIN][40];   /* per kind */
 
+	/* relaxed: stop only ends the loop; the join orders what follows */
 	for (unsigned i = 0; !atomic_load_explicit(&stop, memory_order_relaxed); i++) {
 		const hws_wait_t *w = &policies[i % NCORE_POLICIES];
 		unsigned k = i % 3;
