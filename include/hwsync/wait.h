@@ -71,8 +71,10 @@ typedef struct hws_wait {
 	uint32_t backoff_max;  /* backoff: cap */
 	uint32_t ops;          /* delay-*: operations between two reads */
 	uint64_t max_ns;       /* hardware waits: longest single wait */
-	uint64_t spin_ns;      /* adaptive: spin budget before blocking */
-	uint64_t pause_ns;     /* adaptive: PAUSE polling before yield polling */
+	uint64_t spin_ns;      /* adaptive: spin budget before blocking; 0 = auto, the
+				* process's budget at each wait (see below) */
+	uint64_t pause_ns;     /* adaptive: PAUSE polling before yield polling;
+				* UINT64_MAX = auto, likewise */
 	enum hws_wait_kind hw; /* adaptive: hardware stage (or HWS_WAIT_NKINDS = none) */
 	uint64_t hw_ns;        /* adaptive: time in the hardware stage before futex */
 } hws_wait_t;

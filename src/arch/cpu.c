@@ -206,8 +206,9 @@ static void measure_rate(void)
 	if (cpu.tsc_hz)
 		return;   /* CPUID or CNTFRQ gave it */
 	/* Busy until the interval since the anchor is long enough (at once
-	 * when the process has run that long). */
-	while (!(hz = hws_counter_hz_ready()))
+	 * when the process has run that long); bounded for a counter that does
+	 * not tick. */
+	while (!(hz = hws_counter_hz_ready()) && hws_now_ns() - anchor_ns < 2 * RATE_INTERVAL_NS)
 		hws_cpu_relax();
 	cpu.tsc_hz = hz;
 	strcpy(cpu.tsc_source, "calibrated");

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,12 +124,50 @@ static int field(const char **p, const char *name, uint64_t *out)
 	return 0;
 }
 
+/* Check the file's text against this machine's key and take its values.
+ * NULL when good, else what is wrong; *stale when only the key differs. */
+static const char *parse(const char *buf, size_t have, const char *key,
+			 struct hws_adaptive_calibration *out, bool *stale)
+{
+	const char *p = buf;
+	size_t klen = strlen(key);
+
+	*stale = false;
+	if (have >= FILE_MAX)
+		return "too long";
+	if (strlen(buf) != have)
+		return "not text";
+	if (strncmp(p, MAGIC "\n", sizeof MAGIC))
+		return "not a calibration cache of this format";
+	p += sizeof MAGIC;
+	if (strncmp(p, "key ", 4))
+		return "no key line";
+	p += 4;
+	if (strncmp(p, key, klen) || p[klen] != '\n') {
+		*stale = true;
+		return "written for another machine";
+	}
+	p += klen + 1;
+	if (field(&p, "handoff_ns", &out->handoff_ns) ||
+	    field(&p, "futex_wake_ns", &out->futex_wake_ns) ||
+	    field(&p, "futex_wait_ns", &out->futex_wait_ns) ||
+	    field(&p, "yield_ns", &out->yield_ns))
+		return "a missing or malformed value (expected handoff_ns, futex_wake_ns, "
+		       "futex_wait_ns, yield_ns: each a number of ns up to 1 s)";
+	if (*p)
+		return "unexpected text after the values";
+	if (!out->handoff_ns)
+		return "handoff_ns is 0";
+	return NULL;
+}
+
 int hws_adaptive_cache_read(struct hws_adaptive_calibration *out, char *state, size_t len)
 {
 	char path[PATH_MAX], key[512], buf[FILE_MAX + 1];
-	const char *p, *bad = NULL;
-	ssize_t got;
+	const char *bad;
+	ssize_t got = 0;
 	size_t have = 0;
+	bool stale;
 	int fd, err;
 
 	memset(out, 0, sizeof *out);
@@ -145,6 +184,7 @@ int hws_adaptive_cache_read(struct hws_adaptive_calibration *out, char *state, s
 			snprintf(state, len, "ignored %s: cannot open it: %s", path, strerror(err));
 		return err;
 	}
+	/* Up to FILE_MAX + 1 bytes: a longer file is refused, never truncated. */
 	while (have < sizeof buf - 1 &&
 	       ((got = read(fd, buf + have, sizeof buf - 1 - have)) > 0 || (got < 0 && errno == EINTR)))
 		if (got > 0)
@@ -157,34 +197,13 @@ int hws_adaptive_cache_read(struct hws_adaptive_calibration *out, char *state, s
 	}
 	buf[have] = 0;
 	machine_key(key, sizeof key);
-	p = buf;
-	if (have >= FILE_MAX)
-		bad = "too long";
-	else if (strlen(buf) != have)
-		bad = "not text";
-	else if (strncmp(p, MAGIC "\n", sizeof MAGIC))
-		bad = "not a calibration cache of this format";
-	else if (p += sizeof MAGIC, strncmp(p, "key ", 4) || !strchr(p, '\n'))
-		bad = "no key line";
-	else if (p += 4, strncmp(p, key, strlen(key)) || p[strlen(key)] != '\n') {
-		snprintf(state, len, "ignored %s: written for another machine (this one is %s)",
-			 path, key);
-		return ESTALE;
-	} else if (p += strlen(key) + 1,
-		   field(&p, "handoff_ns", &out->handoff_ns) ||
-		   field(&p, "futex_wake_ns", &out->futex_wake_ns) ||
-		   field(&p, "futex_wait_ns", &out->futex_wait_ns) ||
-		   field(&p, "yield_ns", &out->yield_ns))
-		bad = "a missing or malformed value (expected handoff_ns, futex_wake_ns, "
-		      "futex_wait_ns, yield_ns: each a number of ns up to 1 s)";
-	else if (*p)
-		bad = "unexpected text after the values";
-	else if (!out->handoff_ns)
-		bad = "handoff_ns is 0";
-	if (bad) {
+	if ((bad = parse(buf, have, key, out, &stale))) {
 		memset(out, 0, sizeof *out);
-		snprintf(state, len, "ignored %s: %s", path, bad);
-		return EINVAL;
+		if (stale)
+			snprintf(state, len, "ignored %s: %s (this one is %s)", path, bad, key);
+		else
+			snprintf(state, len, "ignored %s: %s", path, bad);
+		return stale ? ESTALE : EINVAL;
 	}
 	snprintf(state, len, "read %s (written for this machine)", path);
 	return 0;

@@ -113,11 +113,11 @@ int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w,
 
 int hws_wake32(_Atomic uint32_t *addr, uint32_t n)
 {
-	/* seq_cst fence: orders the caller's earlier store to *addr before the
-	 * read of the sleeper counter (the other half of the Dekker pattern). */
 	struct bucket *b = bucket_of(addr);
 	uint64_t t0;
 
+	/* seq_cst fence: orders the caller's earlier store to *addr before the
+	 * read of the sleeper counter (the other half of the Dekker pattern). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
 		return 0;
