@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The shim costs a process nothing it does not use: the preload library does
 # not link libhwloc (nor, through it, libudev); a program under the shim loads
-# them only when it creates a hier barrier (dlopen on the first topology
-# query); and a missing, corrupt or unreadable calibration cache changes no
-# output and prints nothing.
-#   test_preload_lazy.sh HWSYNC LIB CONFORM HAVE_HWLOC
+# them only when it creates a hier barrier (an OpenMP team barrier under
+# HWSYNC_BARRIER=hier: dlopen on the first topology query); and a missing,
+# corrupt or unreadable calibration cache changes no output and prints nothing.
+#   test_preload_lazy.sh HWSYNC LIB CONFORM HAVE_HWLOC [OMP_PROGRAM]
 set -euo pipefail
-hwsync=$1 lib=$2 conform=$3 have_hwloc=$4
+hwsync=$1 lib=$2 conform=$3 have_hwloc=$4 omp=${5:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 tmp=$(mktemp -d)
@@ -27,16 +27,19 @@ for prog in /bin/true "$conform"; do
 done
 pass "no hwloc or udev loaded at start-up"
 
-# 3. Loaded on demand: hier barriers (when the build has hwloc).
+# 3. Loaded on demand: hier barriers (when the build has hwloc and OpenMP).
 "$conform" > "$tmp/native.out" 2>&1 || fail "conform natively"
-HWSYNC_BARRIER=hier LD_DEBUG=libs LD_DEBUG_OUTPUT=$tmp/ld LD_PRELOAD=$lib "$conform" \
-  > "$tmp/hier.out" 2>&1 || fail "conform under HWSYNC_BARRIER=hier"
-diff -q "$tmp/native.out" "$tmp/hier.out" > /dev/null || fail "conform under hier differs from glibc"
-if [ "$have_hwloc" = 1 ]; then
-  cat "$tmp"/ld.* | grep -q 'calling init: .*libhwloc' || fail "hier did not load libhwloc"
-  pass "hier barriers load hwloc on first use"
+if [ -n "$omp" ]; then
+  "$omp" > "$tmp/omp.native" 2>&1 || fail "$omp natively"
+  HWSYNC_BARRIER=hier LD_DEBUG=libs LD_DEBUG_OUTPUT=$tmp/ld LD_PRELOAD=$lib "$omp" \
+    > "$tmp/omp.hier" 2>&1 || fail "$omp under HWSYNC_BARRIER=hier"
+  diff -q "$tmp/omp.native" "$tmp/omp.hier" > /dev/null || fail "$omp under hier differs"
+  if [ "$have_hwloc" = 1 ]; then
+    cat "$tmp"/ld.* | grep -q 'calling init: .*libhwloc' || fail "hier did not load libhwloc"
+    pass "hier barriers load hwloc on first use"
+  fi
+  rm -f "$tmp"/ld.*
 fi
-rm -f "$tmp"/ld.*
 
 # 4. A bad calibration cache: same output, nothing printed.
 mkdir -p "$HWSYNC_CACHE_DIR"
