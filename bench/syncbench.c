@@ -376,6 +376,7 @@ int main(int argc, char **argv)
 	}
 	if (!reps || !episodes || !rounds)
 		return 2;
+	hws_adaptive_calibration();   /* adaptive rows use this machine's measured budget */
 
 	/* Barrier rows. */
 	static const char *const kinds[] = { "central", "pair", "hier", "dissemination", "tree" };

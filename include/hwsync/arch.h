@@ -47,9 +47,11 @@ struct hws_cpu_info {
 	/* TSC / counter */
 	uint64_t tsc_hz;        /* counter frequency */
 	char tsc_source[48];    /* "cpuid-0x15", "cpuid-0x16", "cntfrq", "calibrated" */
+	char hypervisor_vendor[16]; /* CPUID.40000000H signature ("KVMKVMKVM"), or "" */
 };
 
-/* Detect once (thread-safe) and return the cached description. */
+/* Detect once (thread-safe) and return the cached description.  Where the
+ * counter frequency must be measured, the first call takes ~20 ms. */
 const struct hws_cpu_info *hws_cpu(void);
 
 /* ---- instructions ------------------------------------------------------ */

@@ -71,8 +71,10 @@ typedef struct hws_wait {
 	uint32_t backoff_max;  /* backoff: cap */
 	uint32_t ops;          /* delay-*: operations between two reads */
 	uint64_t max_ns;       /* hardware waits: longest single wait */
-	uint64_t spin_ns;      /* adaptive: spin budget before blocking */
-	uint64_t pause_ns;     /* adaptive: PAUSE polling before yield polling */
+	uint64_t spin_ns;      /* adaptive: spin budget before blocking; 0 = auto, the
+				* process's budget at each wait (see below) */
+	uint64_t pause_ns;     /* adaptive: PAUSE polling before yield polling;
+				* UINT64_MAX = auto, likewise */
 	enum hws_wait_kind hw; /* adaptive: hardware stage (or HWS_WAIT_NKINDS = none) */
 	uint64_t hw_ns;        /* adaptive: time in the hardware stage before futex */
 } hws_wait_t;
@@ -105,18 +107,47 @@ int hws_wait_while_eq32_intr(const _Atomic uint32_t *addr, uint32_t old,
 /* Returns 1 when it made a system call (someone may be asleep), else 0. */
 int hws_wake32(_Atomic uint32_t *addr, uint32_t n);
 
-/* Adaptive policy calibration (measured once per process on first use). */
+/* The adaptive policy's numbers and where they came from.  Nothing is
+ * measured when a program starts: the policy uses, best first, a measurement
+ * made in this process by hws_adaptive_calibration(), the per-machine cache
+ * (written by hws_adaptive_cache_write, i.e. hwsync info --calibrate), the
+ * hand-off learned from the process's own futex wake-ups (after 16), or a
+ * conservative default (docs/wait-policies.md). */
+enum hws_adaptive_source {
+	HWS_ADAPTIVE_DEFAULT,     /* nothing known yet */
+	HWS_ADAPTIVE_LEARNED,     /* median of the last 16 timed wake-ups of this process */
+	HWS_ADAPTIVE_CACHE,       /* the per-machine cache */
+	HWS_ADAPTIVE_MEASURED,    /* measured in this process with a helper thread */
+};
 struct hws_adaptive_calibration {
-	uint64_t futex_wake_ns;   /* FUTEX_WAKE with no sleeper */
-	uint64_t futex_wait_ns;   /* FUTEX_WAIT that returns at once (EAGAIN) */
-	uint64_t yield_ns;        /* sched_yield */
-	uint64_t handoff_ns;      /* FUTEX_WAKE until the sleeper runs (0: not measured) */
+	uint64_t futex_wake_ns;   /* FUTEX_WAKE with no sleeper (0: not measured) */
+	uint64_t futex_wait_ns;   /* FUTEX_WAIT that returns at once, EAGAIN (0: not measured) */
+	uint64_t yield_ns;        /* sched_yield (0: not measured) */
+	uint64_t handoff_ns;      /* FUTEX_WAKE until the sleeper runs (0: not known) */
 	uint64_t spin_ns;         /* chosen spin budget */
 	uint64_t pause_ns;        /* of which PAUSE polling, the rest yield polling */
 	enum hws_wait_kind hw;    /* chosen hardware stage, NKINDS = none */
 	char rule[256];           /* the rule in words, for hwsync info */
+	enum hws_adaptive_source source;
+	uint64_t samples;         /* wake-ups this process has timed so far */
 };
+/* Measure now, once per process, with a helper thread (~1 ms; the first call
+ * in a process blocks for it), and use the result in this process from then
+ * on.  For tools: a program that merely uses the adaptive policy never needs it. */
 const struct hws_adaptive_calibration *hws_adaptive_calibration(void);
+/* What the adaptive policy uses right now (measures nothing). */
+void hws_adaptive_current(struct hws_adaptive_calibration *out);
+const char *hws_adaptive_source_name(enum hws_adaptive_source s);
+/* The per-machine cache file: $HWSYNC_CACHE_DIR, else $XDG_CACHE_HOME/hwsync,
+ * else $HOME/.cache/hwsync, then adaptive-<hash of the machine key>.  0, or
+ * ENOENT when none of the variables gives a directory (hws_last_error says). */
+int hws_adaptive_cache_path(char *buf, size_t len);
+/* Store c's measured fields (c->handoff_ns must be set) for this machine,
+ * creating the directory; path (if not NULL) receives the file name.  0 or an
+ * errno value with hws_last_error() naming the file and the reason. */
+int hws_adaptive_cache_write(const struct hws_adaptive_calibration *c, char *path, size_t len);
+/* What reading the cache in this process found, in words. */
+const char *hws_adaptive_cache_state(void);
 
 /* CLOCK_MONOTONIC in ns, and a deadline that far ahead. */
 uint64_t hws_now_ns(void);

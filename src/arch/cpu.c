@@ -1,11 +1,22 @@
 /* CPU feature detection: CPUID on x86-64, hwcaps and system registers on
- * arm64, the kernel's umwait control in sysfs, and the counter frequency. */
+ * arm64, the kernel's umwait control in sysfs, and the counter frequency.
+ *
+ * Features are cheap (a few CPUID leaves, two sysfs reads).  The counter
+ * frequency may not be: where neither CPUID nor CNTFRQ gives it, it is
+ * measured against CLOCK_MONOTONIC over 20 ms.  So the two are detected
+ * separately: the wait layer asks for features only (hws_cpu_features) and
+ * never makes a process pay the 20 ms at start-up; hws_cpu() gives both.
+ * The measurement's interval starts at the first feature query, so a process
+ * that needs the frequency 20 ms or more after that gets it without waiting
+ * (hws_counter_hz_ready). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <hwsync/arch.h>
 #include <hwsync/wait.h>
+#include "arch/internal.h"
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -17,7 +28,15 @@
 #endif
 
 static struct hws_cpu_info cpu;
-static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;	/* features */
+static pthread_once_t rate_once = PTHREAD_ONCE_INIT;	/* cpu.tsc_hz, cpu.tsc_source */
+
+/* The counter frequency once known, 0 before: one value per process.  Set by
+ * detect() when CPUID or CNTFRQ gives it, else by the first measurement. */
+static _Atomic uint64_t rate_hz;
+/* Start of the measurement interval: the end of feature detection. */
+static uint64_t anchor_ns, anchor_tsc;
+#define RATE_INTERVAL_NS 20000000ull	/* measure the counter over >= 20 ms */
 
 static __attribute__((unused)) int read_u64_file(const char *path, uint64_t *out)
 {
@@ -33,18 +52,6 @@ static __attribute__((unused)) int read_u64_file(const char *path, uint64_t *out
 		return -1;
 	*out = v;
 	return 0;
-}
-
-/* Measure the counter against CLOCK_MONOTONIC over ~20 ms of busy time. */
-static uint64_t calibrate_counter(void)
-{
-	uint64_t t0 = hws_now_ns(), c0 = hws_tsc(), t1, c1;
-
-	do {
-		t1 = hws_now_ns();
-	} while (t1 - t0 < 20000000ull);
-	c1 = hws_tsc();
-	return (uint64_t)((double)(c1 - c0) * 1e9 / (double)(t1 - t0));
 }
 
 #if defined(__x86_64__)
@@ -68,6 +75,14 @@ static void detect_x86(void)
 		cpu.model_id |= ((a >> 16) & 0xf) << 4;
 	cpu.monitor_mwait = c & (1u << 3);
 	cpu.hypervisor = c & (1u << 31);
+	if (cpu.hypervisor) {
+		/* The hypervisor's signature: "KVMKVMKVM", "Microsoft Hv", ... */
+		__cpuid(0x40000000, a, b, c, d);
+		memcpy(cpu.hypervisor_vendor, &b, 4);
+		memcpy(cpu.hypervisor_vendor + 4, &c, 4);
+		memcpy(cpu.hypervisor_vendor + 8, &d, 4);
+		cpu.hypervisor_vendor[12] = 0;
+	}
 	if (max >= 5) {
 		__cpuid(5, a, b, c, d);
 		cpu.mwait_line_min = a & 0xffff;
@@ -156,15 +171,59 @@ static void detect(void)
 #else
 	strcpy(cpu.arch, "unknown");
 #endif
-	if (!cpu.tsc_hz) {
-		cpu.tsc_hz = calibrate_counter();
-		strcpy(cpu.tsc_source, "calibrated");
-	}
+	/* relaxed: a self-contained value; pthread_once orders the rest. */
+	if (cpu.tsc_hz)
+		atomic_store_explicit(&rate_hz, cpu.tsc_hz, memory_order_relaxed);
+	anchor_ns = hws_now_ns();
+	anchor_tsc = hws_tsc();
+}
+
+uint64_t hws_counter_hz_ready(void)
+{
+	uint64_t hz, now, tsc, expected = 0;
+
+	pthread_once(&cpu_once, detect);
+	/* relaxed: the value carries no other data (pairs with nothing). */
+	hz = atomic_load_explicit(&rate_hz, memory_order_relaxed);
+	if (hz)
+		return hz;
+	now = hws_now_ns();
+	if (now - anchor_ns < RATE_INTERVAL_NS)
+		return 0;
+	tsc = hws_tsc();
+	hz = (uint64_t)((double)(tsc - anchor_tsc) * 1e9 / (double)(now - anchor_ns));
+	/* The first measurement wins, so every caller converts with one value. */
+	if (!atomic_compare_exchange_strong_explicit(&rate_hz, &expected, hz,
+						     memory_order_relaxed, memory_order_relaxed))
+		hz = expected;
+	return hz;
+}
+
+static void measure_rate(void)
+{
+	uint64_t hz;
+
+	if (cpu.tsc_hz)
+		return;   /* CPUID or CNTFRQ gave it */
+	/* Busy until the interval since the anchor is long enough (at once
+	 * when the process has run that long); bounded for a counter that does
+	 * not tick. */
+	while (!(hz = hws_counter_hz_ready()) && hws_now_ns() - anchor_ns < 2 * RATE_INTERVAL_NS)
+		hws_cpu_relax();
+	cpu.tsc_hz = hz;
+	strcpy(cpu.tsc_source, "calibrated");
+}
+
+const struct hws_cpu_info *hws_cpu_features(void)
+{
+	pthread_once(&cpu_once, detect);
+	return &cpu;
 }
 
 const struct hws_cpu_info *hws_cpu(void)
 {
 	pthread_once(&cpu_once, detect);
+	pthread_once(&rate_once, measure_rate);
 	return &cpu;
 }
 

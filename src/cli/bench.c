@@ -259,6 +259,10 @@ int hws_cmd_bench(int argc, char **argv)
 	if (!dur_set)
 		o.duration_ns = o.quick ? 25000000ull : 100000000ull;
 
+	/* adaptive rows wait with this machine's numbers measured now (helper
+	 * thread), as before; a program that merely uses the policy starts from
+	 * the cache or a default instead. */
+	hws_adaptive_calibration();
 	struct bench_session *s = bench_session_new(argc, argv);
 	if (!s)
 		return bench_error("out of memory");

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 
 static const char help[] =
-"usage: hwsync info [--json] [--wait SPEC]\n"
+"usage: hwsync info [--json] [--wait SPEC] | --calibrate\n"
 "\n"
 "Describe this machine as hwsync sees it: CPU vendor and model, the wait\n"
 "instructions the CPU offers (MONITOR/MWAIT, WAITPKG, MONITORX, WFE/WFET),\n"
@@ -23,6 +23,11 @@ static const char help[] =
 "                'umwait:state=c0.1,max=100us', 'adaptive:spin=auto') and show\n"
 "                the result; exits 1 with one line quoting SPEC if it is\n"
 "                malformed or unavailable here\n"
+"  --calibrate   measure the adaptive policy's futex hand-off now (helper\n"
+"                thread) and store it in the per-machine cache that programs\n"
+"                using adaptive read instead of measuring ($HWSYNC_CACHE_DIR,\n"
+"                else $XDG_CACHE_HOME/hwsync, else ~/.cache/hwsync); prints\n"
+"                the file, exits 1 with one line if it cannot be written\n"
 "  -h, --help    this text\n";
 
 static void json_str(FILE *f, const char *s)
@@ -63,6 +68,21 @@ static int show_wait(const char *spec, bool json)
 	} else {
 		printf("%s -> %s\n", spec, canon);
 	}
+	return 0;
+}
+
+/* --calibrate: measure and store for the programs that use adaptive. */
+static int calibrate(void)
+{
+	const struct hws_adaptive_calibration *cal = hws_adaptive_calibration();
+	char path[4096];
+
+	if (hws_adaptive_cache_write(cal, path, sizeof path)) {
+		fprintf(stderr, "hwsync info: %s\n", hws_last_error());
+		return 1;
+	}
+	printf("wrote %s: futex hand-off %" PRIu64 " ns, sched_yield %" PRIu64 " ns (spin %"
+	       PRIu64 " ns)\n", path, cal->handoff_ns, cal->yield_ns, cal->spin_ns);
 	return 0;
 }
 
@@ -118,6 +138,10 @@ static void print_text(void)
 	       cal->spin_ns, cal->pause_ns,
 	       cal->hw < HWS_WAIT_NKINDS ? hws_wait_kind_name(cal->hw) : "none");
 	printf("  rule: %s\n", cal->rule);
+	printf("  source: %s by this command; a program that uses adaptive measures nothing and\n"
+	       "  starts from the cache, else learns from its own futex wake-ups\n",
+	       hws_adaptive_source_name(cal->source));
+	printf("  cache: %s\n", hws_adaptive_cache_state());
 
 	printf("\nWait policies\n");
 	for (int k = 0; k < HWS_WAIT_NKINDS; k++) {
@@ -171,6 +195,8 @@ static void print_json(void)
 	       cal->handoff_ns, cal->futex_wake_ns, cal->futex_wait_ns, cal->yield_ns, cal->spin_ns,
 	       cal->hw < HWS_WAIT_NKINDS ? hws_wait_kind_name(cal->hw) : "none");
 	json_str(stdout, cal->rule);
+	printf(", \"source\": \"%s\", \"cache\": ", hws_adaptive_source_name(cal->source));
+	json_str(stdout, hws_adaptive_cache_state());
 	printf("},\n");
 	print_kinds("locks", hws_lock_kinds());
 	print_kinds("barriers", hws_barrier_kinds());
@@ -194,10 +220,11 @@ int hws_cmd_info(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "calibrate", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	bool json = false;
+	bool json = false, cal = false;
 	const char *spec = NULL;
 	int c;
 
@@ -206,6 +233,7 @@ int hws_cmd_info(int argc, char **argv)
 		switch (c) {
 		case 'j': json = true; break;
 		case 'w': spec = optarg; break;
+		case 'c': cal = true; break;
 		case 'h': fputs(help, stdout); return 0;
 		default:
 			fprintf(stderr, "hwsync info: unknown or incomplete option '%s' (try: hwsync info --help)\n",
@@ -217,6 +245,12 @@ int hws_cmd_info(int argc, char **argv)
 		fprintf(stderr, "hwsync info: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (cal && (json || spec)) {
+		fprintf(stderr, "hwsync info: --calibrate goes alone (not with --json or --wait)\n");
+		return 2;
+	}
+	if (cal)
+		return calibrate();
 	if (spec)
 		return show_wait(spec, json);
 	if (json)

@@ -307,8 +307,6 @@ static int configure(void)
 		c->trace = 1;
 	}
 	c->instrument = c->stats || c->trace;
-	if (c->wait.kind == HWS_WAIT_ADAPTIVE)
-		hws_adaptive_calibration();   /* now, not inside a waiter */
 	if (pthread_atfork(NULL, NULL, atfork_child)) {
 		hws_shim_say("pthread_atfork failed; running on the native implementation");
 		return ENOMEM;

@@ -1,7 +1,15 @@
 /* Topology: load it (hwloc, an hwloc XML file, or a flat sysconf machine) and
  * reduce it to the PU/core table of internal.h.  hwloc's own topology is
  * dropped once the table is built, so nothing here holds hwloc state after
- * loading and every query is a plain read of the table. */
+ * loading and every query is a plain read of the table.
+ *
+ * hwloc is called through a table of function pointers.  The library and the
+ * CLI link it; the copy inside the LD_PRELOAD shim (HWS_HWLOC_DLOPEN) loads
+ * it with dlopen on the first topology query instead, so that a program
+ * under the shim loads libhwloc (and libudev with it) only when it uses what
+ * needs the topology (the hier barrier), not in every process at start-up.
+ * Only hwloc's exported functions are used, not its inline helpers, which
+ * would reference hwloc symbols directly. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -10,11 +18,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <hwsync/topo.h>
 #include "topo/internal.h"
 #include "wait/internal.h"
 #if HWS_HAVE_HWLOC
 #include <hwloc.h>
+#if HWS_HWLOC_DLOPEN
+#include <dlfcn.h>
+#endif
 #endif
 
 static hws_topo_t *this_topo;
@@ -82,24 +94,123 @@ static void topo_free(hws_topo_t *t)
 }
 
 #if HWS_HAVE_HWLOC
+struct hwloc_fns {
+	__typeof__(&hwloc_get_api_version) get_api_version;
+	__typeof__(&hwloc_topology_init) topology_init;
+	__typeof__(&hwloc_topology_set_xml) topology_set_xml;
+	__typeof__(&hwloc_topology_load) topology_load;
+	__typeof__(&hwloc_topology_destroy) topology_destroy;
+	__typeof__(&hwloc_get_type_depth) get_type_depth;
+	__typeof__(&hwloc_get_nbobjs_by_depth) get_nbobjs_by_depth;
+	__typeof__(&hwloc_get_obj_by_depth) get_obj_by_depth;
+	__typeof__(&hwloc_obj_type_snprintf) obj_type_snprintf;
+	__typeof__(&hwloc_bitmap_isset) bitmap_isset;
+};
+
+#if HWS_HWLOC_DLOPEN
+static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
+static struct hwloc_fns hw_loaded;
+static const struct hwloc_fns *hw;	/* set once, by hw_open */
+static char hw_why[192] = "not loaded";
+
+static void hw_open(void)
+{
+	static const char *const names[] = {
+		"hwloc_get_api_version", "hwloc_topology_init", "hwloc_topology_set_xml",
+		"hwloc_topology_load", "hwloc_topology_destroy", "hwloc_get_type_depth",
+		"hwloc_get_nbobjs_by_depth", "hwloc_get_obj_by_depth", "hwloc_obj_type_snprintf",
+		"hwloc_bitmap_isset",
+	};
+	void *lib = dlopen(HWS_HWLOC_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void *fn[sizeof names / sizeof names[0]];
+
+	_Static_assert(sizeof fn == sizeof hw_loaded, "one name per hwloc function");
+	if (!lib) {
+		snprintf(hw_why, sizeof hw_why, "cannot load %s: %s", HWS_HWLOC_SONAME, dlerror());
+		return;
+	}
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!(fn[i] = dlsym(lib, names[i]))) {
+			snprintf(hw_why, sizeof hw_why, "%s lacks %s", HWS_HWLOC_SONAME, names[i]);
+			return;   /* the library stays loaded: harmless, and dlclose may not be */
+		}
+	memcpy(&hw_loaded, fn, sizeof hw_loaded);
+	/* hwloc's rule: the same major API version as the headers we built with. */
+	if (hw_loaded.get_api_version() >> 16 != HWLOC_API_VERSION >> 16) {
+		snprintf(hw_why, sizeof hw_why, "%s has API version %#x, built for %#x",
+			 HWS_HWLOC_SONAME, hw_loaded.get_api_version(), HWLOC_API_VERSION);
+		return;
+	}
+	hw = &hw_loaded;
+}
+
+static const struct hwloc_fns *hwloc_fns(void)
+{
+	pthread_once(&hw_once, hw_open);
+	if (!hw)
+		hws_fail(ENOTSUP, "hwloc is not available: %s", hw_why);
+	return hw;
+}
+#else
+static const struct hwloc_fns hw_linked = {
+	hwloc_get_api_version, hwloc_topology_init, hwloc_topology_set_xml, hwloc_topology_load,
+	hwloc_topology_destroy, hwloc_get_type_depth, hwloc_get_nbobjs_by_depth,
+	hwloc_get_obj_by_depth, hwloc_obj_type_snprintf, hwloc_bitmap_isset,
+};
+
+static const struct hwloc_fns *const hw = &hw_linked;
+
+static const struct hwloc_fns *hwloc_fns(void)
+{
+	return hw;
+}
+#endif
+
+/* What hwloc's inline helpers do, through the table. */
+static int nb_by_type(hwloc_topology_t h, hwloc_obj_type_t type)
+{
+	int depth = hw->get_type_depth(h, type);
+	if (depth == HWLOC_TYPE_DEPTH_UNKNOWN)
+		return 0;
+	if (depth == HWLOC_TYPE_DEPTH_MULTIPLE)
+		return -1;
+	return (int)hw->get_nbobjs_by_depth(h, depth);
+}
+
+static hwloc_obj_t obj_by_type(hwloc_topology_t h, hwloc_obj_type_t type, unsigned idx)
+{
+	int depth = hw->get_type_depth(h, type);
+	if (depth == HWLOC_TYPE_DEPTH_UNKNOWN || depth == HWLOC_TYPE_DEPTH_MULTIPLE)
+		return NULL;
+	return hw->get_obj_by_depth(h, depth, idx);
+}
+
+static hwloc_obj_t ancestor_by_type(hwloc_obj_type_t type, hwloc_obj_t o)
+{
+	hwloc_obj_t a = o->parent;
+	while (a && a->type != type)
+		a = a->parent;
+	return a;
+}
+
 static unsigned long long cache_size(hwloc_topology_t h, hwloc_obj_type_t type)
 {
-	hwloc_obj_t o = hwloc_get_obj_by_type(h, type, 0);
+	hwloc_obj_t o = obj_by_type(h, type, 0);
 	return o && o->attr ? o->attr->cache.size : 0;
 }
 
 static void summarize(hws_topo_t *t, hwloc_topology_t h)
 {
 	struct hws_topo_summary *s = &t->sum;
-	s->packages = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PACKAGE);
-	s->cores = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
-	s->pus = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
-	s->numa_nodes = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+	s->packages = (unsigned)nb_by_type(h, HWLOC_OBJ_PACKAGE);
+	s->cores = (unsigned)nb_by_type(h, HWLOC_OBJ_CORE);
+	s->pus = (unsigned)nb_by_type(h, HWLOC_OBJ_PU);
+	s->numa_nodes = (unsigned)nb_by_type(h, HWLOC_OBJ_NUMANODE);
 	s->smt = s->cores && s->pus > s->cores;
 	s->l1d = cache_size(h, HWLOC_OBJ_L1CACHE);
 	s->l2 = cache_size(h, HWLOC_OBJ_L2CACHE);
 	s->l3 = cache_size(h, HWLOC_OBJ_L3CACHE);
-	s->l3_count = (unsigned)hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_L3CACHE);
+	s->l3_count = (unsigned)nb_by_type(h, HWLOC_OBJ_L3CACHE);
 }
 
 /* Raw ids for the table: hwloc logical indexes.  A PU without a core is its
@@ -110,16 +221,17 @@ static int from_hwloc(hws_topo_t *t, hwloc_topology_t h)
 	static const hwloc_obj_type_t caches[] = { HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE,
 		HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE };
 	const unsigned own = 1u << 30;
-	int llc = -1, n = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+	int llc = -1, n = nb_by_type(h, HWLOC_OBJ_PU);
+	unsigned nnodes = (unsigned)nb_by_type(h, HWLOC_OBJ_NUMANODE);
 
 	if (n <= 0)
 		return hws_fail(EINVAL, "hwloc found no processing units");
 	for (int i = 0; i < 5 && llc < 0; i++)
-		if (hwloc_get_nbobjs_by_type(h, caches[i]) > 0)
+		if (nb_by_type(h, caches[i]) > 0)
 			llc = i;
 	if (llc >= 0)
-		hwloc_obj_type_snprintf(t->llc_name, sizeof t->llc_name,
-					hwloc_get_obj_by_type(h, caches[llc], 0), 0);
+		hw->obj_type_snprintf(t->llc_name, sizeof t->llc_name,
+				      obj_by_type(h, caches[llc], 0), 0);
 	else
 		t->no_llc_why = "hwloc reports no caches on this machine";
 	t->npus = (unsigned)n;
@@ -127,25 +239,27 @@ static int from_hwloc(hws_topo_t *t, hwloc_topology_t h)
 	if (!t->pu)
 		return ENOMEM;
 	for (unsigned i = 0; i < t->npus; i++) {
-		hwloc_obj_t o = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, i), a, node = NULL;
+		hwloc_obj_t o = obj_by_type(h, HWLOC_OBJ_PU, i), a;
 		struct hws_topo_pu *p = &t->pu[i];
 		p->cpu = (int)o->os_index;
-		a = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_CORE, o);
+		a = ancestor_by_type(HWLOC_OBJ_CORE, o);
 		p->core = a ? a->logical_index : own + i;
-		a = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, o);
+		a = ancestor_by_type(HWLOC_OBJ_PACKAGE, o);
 		p->pkg = a ? a->logical_index : 0;
 		p->llc = HWS_TOPO_NONE;
 		if (llc >= 0) {
-			a = hwloc_get_ancestor_obj_by_type(h, caches[llc], o);
+			a = ancestor_by_type(caches[llc], o);
 			p->llc = a ? a->logical_index : own + p->core;
 		}
 		/* NUMA nodes hang beside the CPUs in hwloc 2: the first whose cpuset has it. */
 		p->numa = 0;
-		while ((node = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, node)))
-			if (hwloc_bitmap_isset(node->cpuset, o->os_index)) {
+		for (unsigned k = 0; k < nnodes; k++) {
+			hwloc_obj_t node = obj_by_type(h, HWLOC_OBJ_NUMANODE, k);
+			if (node && hw->bitmap_isset(node->cpuset, o->os_index)) {
 				p->numa = node->logical_index;
 				break;
 			}
+		}
 	}
 	summarize(t, h);
 	return hws_topo_build(t);
@@ -158,16 +272,18 @@ static int load_hwloc(hws_topo_t **out, const char *path)
 	hws_topo_t *t;
 	int rc;
 
-	if (hwloc_topology_init(&h))
+	if (!hwloc_fns())
+		return ENOTSUP;
+	if (hw->topology_init(&h))
 		return hws_fail(ENOMEM, "hwloc_topology_init failed");
-	if ((path && hwloc_topology_set_xml(h, path)) || hwloc_topology_load(h)) {
-		hwloc_topology_destroy(h);
+	if ((path && hw->topology_set_xml(h, path)) || hw->topology_load(h)) {
+		hw->topology_destroy(h);
 		return path ? hws_fail(EINVAL, "cannot load hwloc XML topology '%s'", path)
 			    : hws_fail(EIO, "hwloc cannot read this machine's topology");
 	}
 	t = calloc(1, sizeof *t);
 	rc = t ? from_hwloc(t, h) : ENOMEM;
-	hwloc_topology_destroy(h);
+	hw->topology_destroy(h);
 	if (rc) {
 		topo_free(t);
 		return rc;
@@ -201,9 +317,10 @@ int hws_topo_new_flat(hws_topo_t **out, const int *cpus, unsigned n, const char 
 }
 
 /* Without hwloc: the CPUs this process may run on (else all online ones),
- * one core each. */
-static void load_flat(void)
+ * one core each.  why says why there is no hwloc topology. */
+static void load_flat(const char *why)
 {
+	static char no_llc[320];
 	cpu_set_t set;
 	int cpus[CPU_SETSIZE];
 	unsigned n = 0;
@@ -218,8 +335,9 @@ static void load_flat(void)
 		for (long c = 0; c < (online > 0 ? online : 1) && c < CPU_SETSIZE; c++)
 			cpus[n++] = (int)c;
 	}
-	hws_topo_new_flat(&this_topo, cpus, n,
-			  "the last-level cache is unknown: topology from sysconf, built without hwloc");
+	snprintf(no_llc, sizeof no_llc, "the last-level cache is unknown: topology from sysconf, %s",
+		 why);
+	hws_topo_new_flat(&this_topo, cpus, n, no_llc);
 }
 
 static void load_this(void)
@@ -227,8 +345,10 @@ static void load_this(void)
 #if HWS_HAVE_HWLOC
 	if (load_hwloc(&this_topo, NULL) == 0)
 		return;
+	load_flat(hws_last_error());
+#else
+	load_flat("built without hwloc");
 #endif
-	load_flat();
 }
 
 const hws_topo_t *hws_topo_this(void)

@@ -1,6 +1,11 @@
 /* futex policy: sleep in the kernel (FUTEX_WAIT_BITSET, private, absolute
  * CLOCK_MONOTONIC deadline) and the waker side with sleeper accounting, so
- * that a wake with nobody asleep costs no system call (see wait.h). */
+ * that a wake with nobody asleep costs no system call (see wait.h).
+ *
+ * Both sides also time the hand-off for the adaptive policy (adaptive_learn.c):
+ * a FUTEX_WAKE that woke someone stores its start time, tagged with the
+ * address, in the bucket's `woke` slot; the first sleeper of that address to
+ * run again takes it.  Only the slow paths (system calls) pay for it. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <time.h>
@@ -13,23 +18,57 @@ _Thread_local int hws_wait_intr;
 
 /* Sleeper counters, one cache line each, indexed by a hash of the address. */
 #define SLEEPER_BUCKETS 256
-static struct {
+struct bucket {
 	_Atomic uint32_t n;
-	char pad[HWS_CACHELINE - sizeof(uint32_t)];
-} sleepers[SLEEPER_BUCKETS] HWS_ALIGNED_LINE;
+	/* start of the last wake that woke someone here: time << 8 | tag */
+	_Atomic uint64_t woke;
+} HWS_ALIGNED_LINE;
+static struct bucket sleepers[SLEEPER_BUCKETS];
 
-static inline _Atomic uint32_t *sleepers_of(const void *addr)
+static inline uint64_t addr_hash(const void *addr)
 {
-	uintptr_t x = (uintptr_t)addr >> 2;
+	uint64_t x = (uintptr_t)addr >> 2;
 	x ^= x >> 17;
-	x *= 0x9e3779b97f4a7c15ull;
-	return &sleepers[(x >> 40) % SLEEPER_BUCKETS].n;
+	return x * 0x9e3779b97f4a7c15ull;
+}
+
+static inline struct bucket *bucket_of(const void *addr)
+{
+	return &sleepers[(addr_hash(addr) >> 40) % SLEEPER_BUCKETS];
+}
+
+/* Hash bits the bucket index does not use: tell addresses of one bucket
+ * apart (a collision of both costs one bogus sample, which the median of
+ * the window absorbs). */
+static inline uint64_t addr_tag(const void *addr)
+{
+	return (addr_hash(addr) >> 48) & 0xff;
+}
+
+/* We slept on addr from `slept` and run again at `now`: take the waker's
+ * time stamp if it is for this address and from a wake that started after
+ * we went to sleep (an older one was left by a wake whose sleeper ran before
+ * the stamp was stored).  Times are compared modulo 2^56. */
+static void take_sample(struct bucket *b, const void *addr, uint64_t slept, uint64_t now)
+{
+	/* relaxed: the stamp is self-contained; stale ones are rejected below. */
+	uint64_t v = atomic_load_explicit(&b->woke, memory_order_relaxed), d;
+
+	if (!v || (v & 0xff) != addr_tag(addr) ||
+	    !atomic_compare_exchange_strong_explicit(&b->woke, &v, 0, memory_order_relaxed,
+						     memory_order_relaxed))
+		return;
+	d = ((now << 8) - (v & ~(uint64_t)0xff)) >> 8;
+	if (d <= now - slept)
+		hws_adaptive_learn(d);
 }
 
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns)
 {
-	_Atomic uint32_t *n = sleepers_of(a);
+	struct bucket *b = bucket_of(a);
+	_Atomic uint32_t *n = &b->n;
 	struct timespec ts, *tsp = NULL;
+	uint64_t slept;
 	int rc = 0;
 
 	/* seq_cst increment, then seq_cst re-read: with the waker's store +
@@ -43,11 +82,13 @@ int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_n
 			tsp = &ts;
 		}
 		hws_wait_tls.syscalls++;
+		slept = hws_now_ns();
 		/* The kernel re-checks *a == old under its hash-bucket lock. */
 		if (syscall(SYS_futex, a, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, old, tsp,
-			    NULL, FUTEX_BITSET_MATCH_ANY) == 0)
+			    NULL, FUTEX_BITSET_MATCH_ANY) == 0) {
 			hws_wait_tls.sleeps++;
-		else if (errno == ETIMEDOUT)
+			take_sample(b, a, slept, hws_now_ns());
+		} else if (errno == ETIMEDOUT)
 			rc = ETIMEDOUT;
 		else if (errno == EINTR && hws_wait_intr)
 			rc = EINTR;
@@ -72,13 +113,19 @@ int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w,
 
 int hws_wake32(_Atomic uint32_t *addr, uint32_t n)
 {
+	struct bucket *b = bucket_of(addr);
+	uint64_t t0;
+
 	/* seq_cst fence: orders the caller's earlier store to *addr before the
 	 * read of the sleeper counter (the other half of the Dekker pattern). */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(sleepers_of(addr), memory_order_relaxed) == 0)
+	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
 		return 0;
 	hws_wait_tls.syscalls++;
-	syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
-		n > (uint32_t)INT32_MAX ? INT32_MAX : (int)n, NULL, NULL, 0);
+	t0 = hws_now_ns();
+	if (syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
+		    n > (uint32_t)INT32_MAX ? INT32_MAX : (int)n, NULL, NULL, 0) > 0)
+		/* relaxed: see take_sample. */
+		atomic_store_explicit(&b->woke, t0 << 8 | addr_tag(addr), memory_order_relaxed);
 	return 1;
 }

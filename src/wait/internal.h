@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <hwsync/arch.h>
 #include <hwsync/wait.h>
+#include "arch/internal.h"
 
 /* adaptive's hardware stage before hws_wait_init resolves it ("hw=auto");
  * HWS_WAIT_NKINDS there means "none". */
@@ -42,6 +43,31 @@ int hws_kmwait_available(const char **why);
  * accounting).  Returns 0 (woken, changed, interrupted or spurious) or
  * ETIMEDOUT. */
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns);
+
+/* ---- the adaptive policy's budget (adaptive_*.c) ---- */
+
+/* Load the per-machine cache (once) and choose the hardware stage: what
+ * hws_wait_init does for an adaptive policy.  Never measures, never starts a
+ * thread, never prints. */
+void hws_adaptive_prepare(void);
+/* The first available of umwait, mwaitx, wfe, kmwait, or HWS_WAIT_NKINDS. */
+enum hws_wait_kind hws_adaptive_hw(void);
+/* The process's budget now, for spin=auto and pause=auto (pause <= spin is
+ * not guaranteed when only one of them is auto). */
+void hws_adaptive_budget(uint64_t *spin_ns, uint64_t *pause_ns);
+/* Fill spin_ns, pause_ns, hw and rule of c from its measured fields and
+ * source by the one rule. */
+void hws_adaptive_rule(struct hws_adaptive_calibration *c);
+/* A helper-thread measurement for this process (takes precedence). */
+void hws_adaptive_use(const struct hws_adaptive_calibration *c);
+/* One hand-off timed on a real wake-up; a new median every 16. */
+void hws_adaptive_learn(uint64_t handoff_ns);
+void hws_adaptive_set_learned(uint64_t handoff_ns, uint64_t samples);
+/* Read the per-machine cache: 0 when it exists, is well-formed and was
+ * written for this machine (the measured fields of *out are filled), else
+ * an errno value.  *state says what happened, in words, either way. */
+#define HWS_CACHE_STATE_MAX 4352
+int hws_adaptive_cache_read(struct hws_adaptive_calibration *out, char *state, size_t len);
 
 /* Per-thread counters the lock instrumentation reads around a wait. */
 struct hws_wait_counters {

@@ -7,7 +7,7 @@
 int hws_mwaitx_available(const char **why)
 {
 #if defined(__x86_64__)
-	if (!hws_cpu()->monitorx) {
+	if (!hws_cpu_features()->monitorx) {
 		*why = "CPUID.80000001H:ECX.MONITORX[bit 29] is 0: no MONITORX/MWAITX on this CPU"
 		       " (or hidden by the hypervisor)";
 		return ENOTSUP;

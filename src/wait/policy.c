@@ -242,22 +242,24 @@ int hws_wait_init(hws_wait_t *w, const char *spec)
 	if (hws_wait_available(w->kind, &why))
 		return hws_fail(ENOTSUP, "wait policy '%s' is not available here: %s", spec, why);
 	if (w->kind == HWS_WAIT_UMWAIT || w->kind == HWS_WAIT_TPAUSE) {
-		const struct hws_cpu_info *c = hws_cpu();
+		const struct hws_cpu_info *c = hws_cpu_features();
 		if (w->state == 0 && c->umwait_control_present && !c->umwait_c02_enabled)
 			return hws_fail(ENOTSUP, "wait policy '%s': C0.2 is disabled by the kernel "
 					"(/sys/devices/system/cpu/umwait_control/enable_c02 is 0)", spec);
 	}
+	/* These count their slices in TSC cycles: learn the counter frequency
+	 * now (up to 20 ms where CPUID does not give it), not inside a wait. */
+	if (w->kind == HWS_WAIT_UMWAIT || w->kind == HWS_WAIT_TPAUSE || w->kind == HWS_WAIT_MWAITX)
+		hws_cpu();
 	if (w->kind == HWS_WAIT_ADAPTIVE) {
-		const struct hws_adaptive_calibration *cal = hws_adaptive_calibration();
+		/* Nothing is measured here: spin=auto and pause=auto stay auto and
+		 * each wait reads the process's budget (adaptive_budget.c). */
+		hws_adaptive_prepare();
 		if (w->hw == HWS_WAIT_HW_AUTO)
-			w->hw = cal->hw;
+			w->hw = hws_adaptive_hw();
 		else if (w->hw != HWS_WAIT_NKINDS && hws_wait_available(w->hw, &why))
 			return hws_fail(ENOTSUP, "wait policy '%s': hardware stage '%s' is not "
 					"available here: %s", spec, names[w->hw], why);
-		if (w->spin_ns == 0)
-			w->spin_ns = cal->spin_ns;
-		if (w->pause_ns == UINT64_MAX)
-			w->pause_ns = cal->pause_ns < w->spin_ns ? cal->pause_ns : w->spin_ns;
 		if (w->hw_ns == 0)
 			w->hw_ns = 200000;
 	}
@@ -283,7 +285,8 @@ int hws_wait_format(const hws_wait_t *w, char *buf, size_t len)
 		n = snprintf(buf, len, "%s:max=%" PRIu64 "ns", names[w->kind], w->max_ns);
 		break;
 	case HWS_WAIT_ADAPTIVE: {
-		/* "auto" for what hws_wait_init has not resolved yet. */
+		/* "auto" for what hws_wait_init has not resolved yet, and for spin
+		 * and pause, which each wait takes from the process's budget. */
 		char spin[24] = "auto", pause[24] = "auto", hwtime[24] = "auto";
 		if (w->spin_ns)
 			snprintf(spin, sizeof spin, "%" PRIu64 "ns", w->spin_ns);

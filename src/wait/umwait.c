@@ -14,7 +14,7 @@
 static int waitpkg_available(const char **why)
 {
 #if defined(__x86_64__)
-	if (!hws_cpu()->waitpkg) {
+	if (!hws_cpu_features()->waitpkg) {
 		*why = "CPUID.(EAX=7,ECX=0):ECX.WAITPKG[bit 5] is 0: no UMONITOR/UMWAIT/TPAUSE on "
 		       "this CPU (or hidden by the hypervisor)";
 		return ENOTSUP;

@@ -20,7 +20,7 @@ int hws_wfe_available(const char **why)
 int hws_wait_wfe(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
 #if defined(__aarch64__)
-	const bool wfet = hws_cpu()->wfet;
+	const bool wfet = hws_cpu_features()->wfet;
 	(void)w;
 	for (;;) {
 		/* LDAXR has acquire semantics: pairs with the store that changed

@@ -95,12 +95,21 @@ int main(void)
 	roundtrip("adaptive:spin=20us,pause=1us,hw=none,hwtime=1ms",
 		  "adaptive:spin=20000ns,pause=1000ns,hw=none,hwtime=1000000ns");
 
-	/* Resolution fills every automatic parameter from the calibration. */
+	/* Resolution fills the hardware stage and its time; spin and pause stay
+	 * auto: each wait reads the process's budget, which may be learned later. */
+	struct hws_adaptive_calibration cur;
+	char canon[160];
 	CHECK_EQ(hws_wait_init(&w, "adaptive"), 0);
-	CHECK(w.spin_ns >= 1000 && w.spin_ns <= 100000);
-	CHECK(w.pause_ns <= w.spin_ns);
-	CHECK(w.hw_ns > 0);
-	CHECK_EQ(w.hw, hws_adaptive_calibration()->hw);
+	CHECK_EQ(w.spin_ns, 0);
+	CHECK_EQ(w.pause_ns, UINT64_MAX);
+	CHECK_EQ(w.hw_ns, 200000);
+	hws_adaptive_current(&cur);
+	CHECK_EQ(w.hw, cur.hw);
+	CHECK(cur.spin_ns >= 1000 && cur.spin_ns <= 100000);
+	CHECK(cur.pause_ns <= cur.spin_ns);
+	CHECK_EQ(hws_wait_format(&w, canon, sizeof canon), 0);
+	CHECK(!strncmp(canon, "adaptive:spin=auto,pause=auto,hw=", 33));
+	CHECK(strstr(canon, ",hwtime=200000ns"));
 	CHECK_EQ(hws_wait_init(&w, "adaptive:spin=5us,pause=9us,hw=none"), 0);
 	CHECK_EQ(w.spin_ns, 5000);
 	CHECK_EQ(w.pause_ns, 9000);     /* longer than spin: PAUSE only */
