@@ -30,7 +30,8 @@ void cxx_barrier_free(struct cxx_barrier *b);
 /* Every barrier implementation, peers first; hwsync kinds are hwsync-<kind>
  * (the kinds of include/hwsync/barrier.h), run once per wait policy. */
 #define BENCH_BARRIER_IMPLS "pthread-barrier,omp-barrier,cxx-barrier,ck-centralized," \
-	"ck-dissemination,hwsync-central,hwsync-pair,hwsync-hier,hwsync-dissemination,hwsync-tree"
+	"ck-dissemination,ck-combining,ck-tournament,hwsync-central,hwsync-pair,hwsync-hier," \
+	"hwsync-dissemination,hwsync-tree"
 static inline bool bench_barrier_is_hwsync(const char *impl)
 {
 	return impl[0] == 'h' && impl[1] == 'w';
