@@ -1,5 +1,5 @@
 # hwsync top-level Makefile: a thin wrapper over CMake.
-#   make          build into build/ (CLI at build/hwsync)
+#   make          build into build/ (CLI at build/hwsync); configures every time
 #   make demo     the main job: characterize this machine and write the report
 #   make test     build and run every test (ctest)
 #   make install  headers, libraries, CMake package and pkg-config file (PREFIX=/usr/local)
@@ -11,18 +11,26 @@ JOBS    ?= $(shell nproc)
 GEN     := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test install ci test-tsan test-arm64 test-kmod clean deps
+.PHONY: all build configure demo test install ci test-tsan test-arm64 test-kmod clean deps
 
 all: build
 
 deps:
 	@scripts/deps.sh build
 
-$(BUILD)/CMakeCache.txt:
-	@scripts/deps.sh build
-	cmake -S . -B $(BUILD) $(GEN) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+# Configure on every build (a few seconds): CMake then looks again for the
+# optional peers (Concurrency Kit, GNU OpenMP) that `scripts/deps.sh demo|test`
+# may have installed since the last run, so `make` followed by `make demo` ends
+# with every peer that is installed.  The generator and the install prefix are
+# set on the first run; later runs keep the cached ones unless PREFIX is given.
+CONFIGURE_ARGS = $(if $(wildcard $(BUILD)/CMakeCache.txt),$(if $(filter-out file default,$(origin PREFIX)),-DCMAKE_INSTALL_PREFIX=$(PREFIX)),$(GEN) -DCMAKE_INSTALL_PREFIX=$(PREFIX))
 
-build: $(BUILD)/CMakeCache.txt
+configure:
+	cmake -S . -B $(BUILD) $(CONFIGURE_ARGS) $(CMAKE_FLAGS)
+
+build:
+	@scripts/deps.sh build
+	@$(MAKE) --no-print-directory configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo:

@@ -17,7 +17,18 @@
 #include <omp.h>
 #endif
 
-enum bkind { B_PTHREAD, B_OMP, B_CXX, B_CK_CENTRAL, B_CK_DISS, B_HWS };
+enum bkind { B_PTHREAD, B_OMP, B_CXX, B_CK_CENTRAL, B_CK_DISS, B_CK_COMB, B_CK_TOUR, B_HWS };
+
+#if HWS_HAVE_CK
+/* A thread's own state for each ck barrier, one cache line per thread: every
+ * thread flips its sense each episode, so packed states would be falsely shared. */
+struct ck_thread {
+	_Alignas(HWS_CACHELINE) ck_barrier_centralized_state_t cent;
+	ck_barrier_dissemination_state_t diss;
+	ck_barrier_combining_state_t comb;
+	ck_barrier_tournament_state_t tour;
+};
+#endif
 
 struct bench_barrier {
 	enum bkind kind;
@@ -26,19 +37,78 @@ struct bench_barrier {
 	struct cxx_barrier *cxx;
 	hws_barrier_t *hws;
 #if HWS_HAVE_CK
-	ck_barrier_centralized_t ckc;
-	ck_barrier_centralized_state_t ckc_state[BENCH_MAX_CPUS];
+	_Alignas(HWS_CACHELINE) ck_barrier_centralized_t ckc;
 	ck_barrier_dissemination_t *ckd;       /* one per thread, as ck wants */
 	ck_barrier_dissemination_flag_t **ckd_flags;
-	ck_barrier_dissemination_state_t ckd_state[BENCH_MAX_CPUS];
-	unsigned ckd_subscribed;
+	ck_barrier_combining_t ckb;
+	ck_barrier_combining_group_t *ckb_groups;   /* [0] the root, then one per pair of threads */
+	ck_barrier_tournament_t ckt;
+	ck_barrier_tournament_round_t **ckt_rounds; /* a row of rounds per thread */
+	struct ck_thread *ck;                       /* [n] */
 #endif
 };
+
+/* Zeroed, cache-line aligned and padded. */
+static void *zalloc_lines(size_t size)
+{
+	size = (size + HWS_CACHELINE - 1) / HWS_CACHELINE * HWS_CACHELINE;
+	void *p = aligned_alloc(HWS_CACHELINE, size);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+#if HWS_HAVE_CK
+/* ck's barriers that need more than a counter: 0 or ENOMEM. */
+static int ck_barrier_setup(struct bench_barrier *b, unsigned n)
+{
+	if (!(b->ck = zalloc_lines(n * sizeof *b->ck)))
+		return ENOMEM;
+	if (b->kind == B_CK_DISS) {
+		unsigned size = ck_barrier_dissemination_size(n);
+		if (!(b->ckd = calloc(n, sizeof *b->ckd)) ||
+		    !(b->ckd_flags = calloc(n, sizeof *b->ckd_flags)))
+			return ENOMEM;
+		for (unsigned i = 0; i < n; i++)
+			/* 2 x size: ck points flags[1] at flags[0] + size */
+			if (!(b->ckd_flags[i] = calloc(2 * size, sizeof **b->ckd_flags)))
+				return ENOMEM;
+		ck_barrier_dissemination_init(b->ckd, b->ckd_flags, n);
+		/* subscribe hands out thread ids in call order: do it here */
+		for (unsigned i = 0; i < n; i++)
+			ck_barrier_dissemination_subscribe(b->ckd, &b->ck[i].diss);
+	} else if (b->kind == B_CK_COMB) {
+		/* A combining tree of groups of two threads (the last may have one):
+		 * the last of a group to arrive goes on to the parent group. */
+		unsigned ngroups = (n + 1) / 2;
+		if (!(b->ckb_groups = zalloc_lines((ngroups + 1) * sizeof *b->ckb_groups)))
+			return ENOMEM;
+		ck_barrier_combining_init(&b->ckb, &b->ckb_groups[0]);
+		for (unsigned g = 0; g < ngroups; g++)
+			ck_barrier_combining_group_init(&b->ckb, &b->ckb_groups[1 + g],
+							2 * g + 1 < n ? 2 : 1);
+		for (unsigned i = 0; i < n; i++)
+			b->ck[i].comb.sense = ~0u;   /* what CK_BARRIER_COMBINING_STATE_INITIALIZER says */
+	} else if (b->kind == B_CK_TOUR) {
+		unsigned size = ck_barrier_tournament_size(n);
+		if (!(b->ckt_rounds = calloc(n, sizeof *b->ckt_rounds)))
+			return ENOMEM;
+		for (unsigned i = 0; i < n; i++)
+			if (!(b->ckt_rounds[i] = zalloc_lines(size * sizeof **b->ckt_rounds)))
+				return ENOMEM;
+		ck_barrier_tournament_init(&b->ckt, b->ckt_rounds, n);
+		/* subscribe hands out thread ids in call order, as above */
+		for (unsigned i = 0; i < n; i++)
+			ck_barrier_tournament_subscribe(&b->ckt, &b->ck[i].tour);
+	}
+	return 0;
+}
+#endif
 
 int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *policy,
 		      unsigned n, char *why, size_t whylen)
 {
-	struct bench_barrier *b = calloc(1, sizeof *b);
+	struct bench_barrier *b = zalloc_lines(sizeof *b);
 	if (!b)
 		return ENOMEM;
 	b->n = n;
@@ -58,23 +128,18 @@ int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *
 			goto nomem;
 	} else if (!strncmp(impl, "ck-", 3)) {
 #if HWS_HAVE_CK
-		if (!strcmp(impl, "ck-centralized")) {
+		if (!strcmp(impl, "ck-centralized"))
 			b->kind = B_CK_CENTRAL;
-		} else {
+		else if (!strcmp(impl, "ck-dissemination"))
 			b->kind = B_CK_DISS;
-			unsigned size = ck_barrier_dissemination_size(n);
-			if (!(b->ckd = calloc(n, sizeof *b->ckd)) ||
-			    !(b->ckd_flags = calloc(n, sizeof *b->ckd_flags)))
-				goto nomem;
-			for (unsigned i = 0; i < n; i++)
-				/* 2 x size: ck points flags[1] at flags[0] + size */
-				if (!(b->ckd_flags[i] = calloc(2 * size, sizeof **b->ckd_flags)))
-					goto nomem;
-			ck_barrier_dissemination_init(b->ckd, b->ckd_flags, n);
-			/* subscribe hands out thread ids in call order: do it here */
-			for (unsigned i = 0; i < n; i++)
-				ck_barrier_dissemination_subscribe(b->ckd, &b->ckd_state[i]);
-		}
+		else if (!strcmp(impl, "ck-combining"))
+			b->kind = B_CK_COMB;
+		else if (!strcmp(impl, "ck-tournament"))
+			b->kind = B_CK_TOUR;
+		else
+			goto unknown;
+		if (ck_barrier_setup(b, n))
+			goto nomem;
 #else
 		snprintf(why, whylen, "built without Concurrency Kit (libck-dev)");
 		goto unsupported;
@@ -88,12 +153,14 @@ int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *
 			return rc;
 		}
 	} else {
-		snprintf(why, whylen, "unknown barrier '%s'", impl);
-		free(b);
-		return EINVAL;
+		goto unknown;
 	}
 	*out = b;
 	return 0;
+unknown:
+	snprintf(why, whylen, "unknown barrier '%s'", impl);
+	free(b);
+	return EINVAL;
 nomem:
 	snprintf(why, whylen, "out of memory");
 	bench_barrier_free(b);
@@ -122,10 +189,16 @@ void bench_barrier_wait(struct bench_barrier *b, unsigned tid)
 		break;
 #if HWS_HAVE_CK
 	case B_CK_CENTRAL:
-		ck_barrier_centralized(&b->ckc, &b->ckc_state[tid], b->n);
+		ck_barrier_centralized(&b->ckc, &b->ck[tid].cent, b->n);
 		break;
 	case B_CK_DISS:
-		ck_barrier_dissemination(b->ckd, &b->ckd_state[tid]);
+		ck_barrier_dissemination(b->ckd, &b->ck[tid].diss);
+		break;
+	case B_CK_COMB:
+		ck_barrier_combining(&b->ckb, &b->ckb_groups[1 + tid / 2], &b->ck[tid].comb);
+		break;
+	case B_CK_TOUR:
+		ck_barrier_tournament(&b->ckt, &b->ck[tid].tour);
 		break;
 #endif
 	case B_HWS:
@@ -153,6 +226,13 @@ void bench_barrier_free(struct bench_barrier *b)
 		free(b->ckd_flags);
 	}
 	free(b->ckd);
+	if (b->ckt_rounds) {
+		for (unsigned i = 0; i < b->n; i++)
+			free(b->ckt_rounds[i]);
+		free(b->ckt_rounds);
+	}
+	free(b->ckb_groups);
+	free(b->ck);
 #endif
 	free(b);
 }

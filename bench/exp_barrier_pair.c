@@ -176,6 +176,8 @@ static const struct bench_exp barrier_pair = {
 "    cxx-barrier       C++20 std::barrier::arrive_and_wait (libstdc++)\n"
 "    ck-centralized    Concurrency Kit ck_barrier_centralized\n"
 "    ck-dissemination  Concurrency Kit ck_barrier_dissemination\n"
+"    ck-combining      Concurrency Kit ck_barrier_combining (groups of two threads)\n"
+"    ck-tournament     Concurrency Kit ck_barrier_tournament\n"
 "    hwsync-KIND       hws_barrier_create(KIND, 2, policy): central, pair,\n"
 "                      hier, dissemination, tree\n"
 "\n"

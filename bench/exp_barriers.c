@@ -248,6 +248,8 @@ static const struct bench_exp barriers_exp = {
 "    cxx-barrier       C++20 std::barrier::arrive_and_wait (libstdc++)\n"
 "    ck-centralized    Concurrency Kit ck_barrier_centralized\n"
 "    ck-dissemination  Concurrency Kit ck_barrier_dissemination\n"
+"    ck-combining      Concurrency Kit ck_barrier_combining (groups of two threads)\n"
+"    ck-tournament     Concurrency Kit ck_barrier_tournament\n"
 "    hwsync-KIND       hws_barrier_create(KIND, T, policy): central, pair (two\n"
 "                      threads only), hier, dissemination, tree\n"
 "\n"

@@ -5,7 +5,9 @@
  * Each round: the waiter announces it is about to wait (armed = r) and
  * waits; the worker sees armed == r, does a fixed matrix multiply (Twork),
  * reads the TSC (tn), notifies (Tcall = until the notify call returns); the
- * waiter reads the TSC as soon as it runs again (Twakeup = that - tn). */
+ * waiter reads the TSC as soon as it runs again (Twakeup = that - tn).
+ * wait=pingpong: the same primitives between two threads that take turns,
+ * no work; half a round trip is the cost of one hand-off. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -23,93 +25,107 @@ static const char *const impl_names[] = { "alone", "pthread-cond", "sem", "cxx-a
 					  "hwsync-wait", "hwsync-event" };
 #define NIMPL (sizeof impl_names / sizeof impl_names[0])
 
-struct wake_cell {
-	enum impl impl;
-	hws_wait_t w;
-	char policy[96];
-	unsigned n;                     /* matmul size */
-	uint64_t duration_ns;
-	size_t budget;
-	/* shared words, each on its own line */
-	struct { _Alignas(HWS_CACHELINE) _Atomic uint32_t v; } armed, word, stop;
-	struct { _Alignas(HWS_CACHELINE) _Atomic uint64_t v; } tn;
+/* One direction of a hand-off: what a notify publishes and a wait waits for. */
+struct wake_chan {
+	struct { _Alignas(HWS_CACHELINE) _Atomic uint32_t v; } word;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint32_t gen;                   /* under mu */
 	sem_t sem;
 	struct cxx_word *cxx;
 	hws_event_t *ev;
+};
+
+struct wake_cell {
+	enum impl impl;
+	bool pingpong;                  /* wait=pingpong: both threads take turns */
+	hws_wait_t w;
+	char policy[96];
+	unsigned n;                     /* matmul size */
+	uint64_t duration_ns;
+	size_t budget;
+	/* shared words, each on its own line */
+	struct { _Alignas(HWS_CACHELINE) _Atomic uint32_t v; } armed, stop;
+	struct { _Alignas(HWS_CACHELINE) _Atomic uint64_t v; } tn;
+	struct wake_chan ch[2];         /* [0] to the waiter, [1] back (pingpong only) */
 	double *twork, *tcall, *twakeup;
 	size_t nwork, nwake;
 };
 
-static void notify(struct wake_cell *k, uint32_t r)
+/* Publish round r on ch and wake its waiter. */
+static void notify(struct wake_cell *k, struct wake_chan *ch, uint32_t r)
 {
 	switch (k->impl) {
 	case W_COND:
-		pthread_mutex_lock(&k->mu);
-		k->gen = r;
-		pthread_cond_signal(&k->cv);
-		pthread_mutex_unlock(&k->mu);
+		pthread_mutex_lock(&ch->mu);
+		ch->gen = r;
+		pthread_cond_signal(&ch->cv);
+		pthread_mutex_unlock(&ch->mu);
 		break;
 	case W_SEM:
-		sem_post(&k->sem);
+		sem_post(&ch->sem);
 		break;
 	case W_CXX:
-		cxx_word_store_notify_one(k->cxx, r);
+		cxx_word_store_notify_one(ch->cxx, r);
 		break;
 	case W_HWS_WAIT:
 		/* release: the waiter's acquire load sees tn and the work */
-		atomic_store_explicit(&k->word.v, r, memory_order_release);
-		hws_wake32(&k->word.v, 1);
+		atomic_store_explicit(&ch->word.v, r, memory_order_release);
+		hws_wake32(&ch->word.v, 1);
 		break;
 	case W_HWS_EVENT:
 		/* release: the condition the waiter re-checks after each wake */
-		atomic_store_explicit(&k->word.v, r, memory_order_release);
-		hws_event_notify_one(k->ev);
+		atomic_store_explicit(&ch->word.v, r, memory_order_release);
+		hws_event_notify_one(ch->ev);
 		break;
 	default:
 		break;
 	}
 }
 
-/* Announce round r and wait for its notify. */
-static void wait_round(struct wake_cell *k, uint32_t r)
+/* Wait for round r on ch; announce it in *armed first when armed is given. */
+static void wait_round(struct wake_cell *k, struct wake_chan *ch, uint32_t r,
+		       _Atomic uint32_t *armed)
 {
-	/* seq_cst: the worker polls armed before it works; not timed */
+	/* seq_cst stores of armed: the worker polls armed before it works; not timed */
 	switch (k->impl) {
 	case W_COND:
-		pthread_mutex_lock(&k->mu);
-		atomic_store(&k->armed.v, r);
-		while (k->gen < r)
-			pthread_cond_wait(&k->cv, &k->mu);
-		pthread_mutex_unlock(&k->mu);
+		pthread_mutex_lock(&ch->mu);
+		if (armed)
+			atomic_store(armed, r);
+		while (ch->gen < r)
+			pthread_cond_wait(&ch->cv, &ch->mu);
+		pthread_mutex_unlock(&ch->mu);
 		break;
 	case W_SEM:
-		atomic_store(&k->armed.v, r);
-		while (sem_wait(&k->sem) && errno == EINTR)
+		if (armed)
+			atomic_store(armed, r);
+		while (sem_wait(&ch->sem) && errno == EINTR)
 			;
 		break;
 	case W_CXX:
-		atomic_store(&k->armed.v, r);
-		cxx_word_wait_while(k->cxx, r - 1);
+		if (armed)
+			atomic_store(armed, r);
+		cxx_word_wait_while(ch->cxx, r - 1);
 		break;
 	case W_HWS_WAIT:
-		atomic_store(&k->armed.v, r);
+		if (armed)
+			atomic_store(armed, r);
 		/* acquire: pairs with the release store in notify() */
-		while (atomic_load_explicit(&k->word.v, memory_order_acquire) == r - 1)
-			hws_wait_while_eq32(&k->word.v, r - 1, &k->w, HWS_FOREVER);
+		while (atomic_load_explicit(&ch->word.v, memory_order_acquire) == r - 1)
+			hws_wait_while_eq32(&ch->word.v, r - 1, &k->w, HWS_FOREVER);
 		break;
 	case W_HWS_EVENT: {
-		atomic_store(&k->armed.v, r);
+		if (armed)
+			atomic_store(armed, r);
 		/* an event carries no state: re-check the condition after the epoch
 		 * is read and after every return (a wake may be left from before) */
 		for (;;) {
-			uint32_t e = hws_event_epoch(k->ev);
+			uint32_t e = hws_event_epoch(ch->ev);
 			/* acquire: pairs with the release store in notify() */
-			if (atomic_load_explicit(&k->word.v, memory_order_acquire) >= r)
+			if (atomic_load_explicit(&ch->word.v, memory_order_acquire) >= r)
 				break;
-			hws_event_wait(k->ev, e);
+			hws_event_wait(ch->ev, e);
 		}
 		break;
 	}
@@ -118,12 +134,50 @@ static void wait_round(struct wake_cell *k, uint32_t r)
 	}
 }
 
+/* wait=pingpong: thread 0 notifies thread 1 and waits for its answer, round
+ * after round, with no work in between; half a round trip is one hand-off.
+ * Round trips are timed in batches: a spinning hand-off is a few TSC ticks of
+ * a virtual machine, too coarse to time one by one. */
+#define PINGPONG_BATCH 16
+static void pingpong_thread(struct wake_cell *k, unsigned i)
+{
+	if (i == 1) {
+		for (uint32_t r = 1;; r++) {
+			wait_round(k, &k->ch[1], r, NULL);
+			if (atomic_load(&k->stop.v))
+				return;
+			notify(k, &k->ch[0], r);
+		}
+	}
+	uint64_t end = hws_tsc() + hws_ns_to_tsc(k->duration_ns), t0 = 0;
+	for (uint32_t r = 1;; r++) {
+		if ((r - 1) % PINGPONG_BATCH == 0) {
+			uint64_t t1 = hws_tsc();
+			if (r > 1)   /* PINGPONG_BATCH round trips */
+				k->twakeup[k->nwake++] = (double)(t1 - t0);
+			if (t1 >= end || k->nwake >= k->budget) {
+				/* thread 1 sees stop after this wake and leaves without answering */
+				atomic_store(&k->stop.v, 1);
+				notify(k, &k->ch[1], r);
+				return;
+			}
+			t0 = t1;
+		}
+		notify(k, &k->ch[1], r);
+		wait_round(k, &k->ch[0], r, NULL);
+	}
+}
+
 static void wake_thread(void *arg, unsigned i)
 {
 	struct wake_cell *k = arg;
+	if (k->pingpong) {
+		pingpong_thread(k, i);
+		return;
+	}
 	if (i == 1) {   /* the waiter */
 		for (uint32_t r = 1;; r++) {
-			wait_round(k, r);
+			wait_round(k, &k->ch[0], r, &k->armed.v);
 			uint64_t tw = hws_tsc();
 			if (atomic_load(&k->stop.v))
 				return;
@@ -143,7 +197,7 @@ static void wake_thread(void *arg, unsigned i)
 				hws_cpu_relax();
 		if (last) {
 			atomic_store(&k->stop.v, 1);
-			notify(k, r);
+			notify(k, &k->ch[0], r);
 			break;
 		}
 		uint64_t t0 = hws_tsc();
@@ -152,7 +206,7 @@ static void wake_thread(void *arg, unsigned i)
 		/* relaxed: published by the release in notify() */
 		atomic_store_explicit(&k->tn.v, hws_tsc(), memory_order_relaxed);
 		uint64_t tn = atomic_load_explicit(&k->tn.v, memory_order_relaxed);
-		notify(k, r);
+		notify(k, &k->ch[0], r);
 		uint64_t t2 = hws_tsc();
 		k->twork[k->nwork] = (double)(t1 - t0);
 		k->tcall[k->nwork++] = (double)(t2 - tn);
@@ -167,15 +221,23 @@ static int wake_run(struct bench_ctx *ctx, struct bench_cell *c)
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	k->nwork = k->nwake = 0;
 	atomic_store(&k->armed.v, 0);
-	atomic_store(&k->word.v, 0);
 	atomic_store(&k->stop.v, 0);
-	k->gen = 0;
-	if (k->impl == W_CXX)
-		cxx_word_store_notify_one(k->cxx, 0);
+	for (unsigned d = 0; d < 2; d++) {
+		atomic_store(&k->ch[d].word.v, 0);
+		k->ch[d].gen = 0;
+		if (k->impl == W_CXX)
+			cxx_word_store_notify_one(k->ch[d].cxx, 0);
+	}
 	int rc = bench_run_threads(c->nthreads, c->cpus, wake_thread, k);
 	if (rc) {
 		snprintf(c->skip, sizeof c->skip, "cannot pin threads: %s", strerror(rc));
 		return rc;
+	}
+	if (k->pingpong) {
+		for (size_t i = 0; i < k->nwake; i++)   /* one hand-off: half a round trip */
+			bench_sample_cycles_per(c, "oneway", (uint64_t)k->twakeup[i],
+						2 * PINGPONG_BATCH);
+		return 0;
 	}
 	for (size_t i = 0; i < k->nwork; i++) {
 		bench_sample_cycles(c, "twork", (uint64_t)k->twork[i]);
@@ -195,11 +257,16 @@ static void wake_cleanup(struct bench_cell *c)
 	free(k->twork);
 	free(k->tcall);
 	free(k->twakeup);
-	cxx_word_free(k->cxx);
-	if (k->impl == W_SEM)
-		sem_destroy(&k->sem);
-	if (k->ev)
-		hws_event_destroy(k->ev);
+	for (unsigned d = 0; d < 2; d++) {
+		struct wake_chan *ch = &k->ch[d];
+		cxx_word_free(ch->cxx);
+		if (k->impl == W_SEM)
+			sem_destroy(&ch->sem);
+		if (ch->ev)
+			hws_event_destroy(ch->ev);
+		pthread_cond_destroy(&ch->cv);
+		pthread_mutex_destroy(&ch->mu);
+	}
 	free(k);
 	c->priv = NULL;
 }
@@ -215,17 +282,21 @@ static int add_cell(struct bench_ctx *ctx, enum impl impl, const char *policy, c
 		return bench_error("out of memory");
 	memset(k, 0, sizeof *k);
 	k->impl = impl;
+	k->pingpong = !strcmp(wait, "pingpong");
 	k->n = n;
 	k->budget = bench_sample_budget(ctx);
-	pthread_mutex_init(&k->mu, NULL);
-	pthread_cond_init(&k->cv, NULL);
-	if (impl == W_SEM)
-		sem_init(&k->sem, 0, 0);
-	if (impl == W_CXX && !(k->cxx = cxx_word_new()))
-		snprintf(why, sizeof why, "out of memory");
+	for (unsigned d = 0; d < 2; d++) {
+		struct wake_chan *ch = &k->ch[d];
+		pthread_mutex_init(&ch->mu, NULL);
+		pthread_cond_init(&ch->cv, NULL);
+		if (impl == W_SEM)
+			sem_init(&ch->sem, 0, 0);
+		if (impl == W_CXX && !(ch->cxx = cxx_word_new()))
+			snprintf(why, sizeof why, "out of memory");
+		if (impl == W_HWS_EVENT && hws_event_create(&ch->ev, policy))
+			snprintf(why, sizeof why, "%s", hws_last_error());
+	}
 	if (impl == W_HWS_WAIT && hws_wait_init(&k->w, policy))
-		snprintf(why, sizeof why, "%s", hws_last_error());
-	if (impl == W_HWS_EVENT && hws_event_create(&k->ev, policy))
 		snprintf(why, sizeof why, "%s", hws_last_error());
 	k->twork = malloc(k->budget * sizeof(double));
 	k->tcall = malloc(k->budget * sizeof(double));
@@ -248,14 +319,15 @@ static int add_cell(struct bench_ctx *ctx, enum impl impl, const char *policy, c
 	c->nthreads = impl == W_ALONE ? 1 : 2;
 	memcpy(c->cpus, cpus, 2 * sizeof *cpus);
 	bench_param(c, "wait", "%s", wait);
-	bench_param_num(c, "n", n);
+	if (!k->pingpong)
+		bench_param_num(c, "n", n);
 	bench_param(c, "placement", "%s", placement);
 	return 0;
 }
 
 static const struct bench_xopt wake_xopts[] = {
-	{ "waits", "long,short", NULL, "which waits to run: long (--long-n) and/or short "
-	  "(--short-n)" },
+	{ "waits", "long,short,pingpong", NULL, "which waits to run: long (--long-n), short "
+	  "(--short-n),\n        pingpong (no work: two threads take turns)" },
 	{ "long-n", "160", "96", "matrix size n of the long wait's job (n x n doubles, one "
 	  "multiply: ~n^3 multiply-adds; paper 000 used 512)" },
 	{ "short-n", "12", NULL, "matrix size n of the short wait's job (microseconds)" },
@@ -282,9 +354,11 @@ static int wake_setup(struct bench_ctx *ctx)
 	}
 	snprintf(waits, sizeof waits, "%s", bench_xopt(ctx, "waits"));
 	for (char *wt = strtok(waits, ","); wt; wt = strtok(NULL, ",")) {
-		if (strcmp(wt, "long") && strcmp(wt, "short"))
-			return bench_error("wake: unknown wait '%s' (known: long, short)", wt);
-		unsigned n = !strcmp(wt, "long") ? longn : shortn;
+		if (strcmp(wt, "long") && strcmp(wt, "short") && strcmp(wt, "pingpong"))
+			return bench_error("wake: unknown wait '%s' (known: long, short, pingpong)",
+					   wt);
+		bool pingpong = !strcmp(wt, "pingpong");
+		unsigned n = pingpong ? 0 : !strcmp(wt, "long") ? longn : shortn;
 		for (unsigned p = 0; p < pl->n; p++) {
 			int cpus[BENCH_MAX_CPUS];
 			if (bench_place(ctx, pl->v[p], 2, cpus, &why)) {
@@ -292,7 +366,8 @@ static int wake_setup(struct bench_ctx *ctx)
 				continue;
 			}
 			for (unsigned i = 0; i < NIMPL; i++) {
-				if (!bench_impl_on(ctx, impl_names[i]))
+				/* a ping-pong has no job, so no 'alone' reference */
+				if (!bench_impl_on(ctx, impl_names[i]) || (pingpong && i == W_ALONE))
 					continue;
 				if (i < W_HWS_WAIT) {
 					if (add_cell(ctx, (enum impl)i, NULL, wt, n, pl->v[p], cpus))
@@ -329,6 +404,11 @@ static const struct bench_exp wake = {
 "    where spinning wins.  The paper ran both threads on SMT siblings: that is\n"
 "    placement smt, skipped where there are none; core runs them on two cores.\n"
 "\n"
+"    wait=pingpong has no job: thread 0 notifies thread 1 and waits for its\n"
+"    answer, round after round, so each thread goes back to waiting right after\n"
+"    it notified.  Half a round trip is one hand-off: wake-up latency plus the\n"
+"    cost of the notify and of going to wait, on both sides (no 'alone' row).\n"
+"\n"
 "    pthread-cond     pthread_cond_wait / pthread_cond_signal (+ the mutex)\n"
 "    sem              sem_wait / sem_post\n"
 "    cxx-atomic-wait  C++20 std::atomic<uint32_t>::wait / notify_one\n"
@@ -339,6 +419,8 @@ static const struct bench_exp wake = {
 "    twork    the worker's job time: larger = the waiter interferes more\n"
 "    twakeup  from just before the notify call until the waiter runs\n"
 "    tcall    time inside the notify call\n"
+"    oneway   wait=pingpong: half of one round trip (notify, then wait for the\n"
+"             answer), the mean of a batch of 16 round trips\n"
 "    energy   joules per wake where RAPL is readable (else skipped)\n",
 	.impls = "alone,pthread-cond,sem,cxx-atomic-wait,hwsync-wait,hwsync-event",
 	.uses_policies = true,

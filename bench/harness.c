@@ -322,6 +322,14 @@ void bench_sample_cycles(struct bench_cell *c, const char *name, uint64_t cycles
 		m->s[m->n++] = (double)cycles;
 }
 
+void bench_sample_cycles_per(struct bench_cell *c, const char *name, uint64_t cycles,
+			     uint64_t count)
+{
+	struct bench_metric *m;
+	if (c->measuring && count && (m = metric(c, name, "ns", true)))
+		m->s[m->n++] = (double)cycles / (double)count;
+}
+
 void bench_sample_value(struct bench_cell *c, const char *name, const char *unit, double v)
 {
 	struct bench_metric *m;

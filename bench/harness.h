@@ -148,6 +148,10 @@ void bench_skip(struct bench_ctx *ctx, const char *reason, const char *fmt, ...)
  * in UNIT.  Dropped during warmup. */
 void bench_sample_cycles(struct bench_cell *c, const char *metric, uint64_t cycles);
 void bench_sample_value(struct bench_cell *c, const char *metric, const char *unit, double v);
+/* A timed sample that is the mean of COUNT operations timed together:
+ * cycles / count, kept with its fraction (a batch of short operations). */
+void bench_sample_cycles_per(struct bench_cell *c, const char *metric, uint64_t cycles,
+			     uint64_t count);
 /* Samples a cell may keep per metric per repetition (memory bound). */
 size_t bench_sample_budget(const struct bench_ctx *ctx);
 /* Cost of one hws_tsc() pair, cycles (subtract from very short intervals). */

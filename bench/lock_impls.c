@@ -238,6 +238,62 @@ void bench_lock_release(struct bench_lock *l, unsigned tid)
 	(void)tid;
 }
 
+/* PAIRS back-to-back acquire+release pairs of one implementation, timed as a
+ * whole: the calls of each kind sit in a loop of their own, so no dispatch is
+ * paid per pair (thread 0's node for the queue locks). */
+#define PAIRS_LOOP(acq, rel)                              \
+	do {                                              \
+		t0 = hws_tsc();                           \
+		for (uint64_t i = 0; i < pairs; i++) {    \
+			acq;                              \
+			rel;                              \
+		}                                         \
+		t1 = hws_tsc();                           \
+	} while (0)
+
+uint64_t bench_lock_pairs(struct bench_lock *l, uint64_t pairs)
+{
+	uint64_t t0 = 0, t1 = 0;
+	switch (l->kind) {
+	case L_MUTEX:
+		PAIRS_LOOP(pthread_mutex_lock(&l->mu), pthread_mutex_unlock(&l->mu));
+		break;
+	case L_SPIN:
+		PAIRS_LOOP(pthread_spin_lock(&l->spin), pthread_spin_unlock(&l->spin));
+		break;
+#if HWS_HAVE_OPENMP
+	case L_OMP_LOCK:
+		PAIRS_LOOP(omp_set_lock(&l->omp), omp_unset_lock(&l->omp));
+		break;
+	case L_OMP_CRITICAL:
+		PAIRS_LOOP(GOMP_critical_start(), GOMP_critical_end());
+		break;
+#endif
+#if HWS_HAVE_CK
+	case L_CK_FAS:
+		PAIRS_LOOP(ck_spinlock_fas_lock(&l->fas), ck_spinlock_fas_unlock(&l->fas));
+		break;
+	case L_CK_TICKET:
+		PAIRS_LOOP(ck_spinlock_ticket_lock(&l->ticket), ck_spinlock_ticket_unlock(&l->ticket));
+		break;
+	case L_CK_MCS:
+		PAIRS_LOOP(ck_spinlock_mcs_lock(&l->mcs, &l->mcs_nodes[0].ctx),
+			   ck_spinlock_mcs_unlock(&l->mcs, &l->mcs_nodes[0].ctx));
+		break;
+	case L_CK_CLH:
+		PAIRS_LOOP(ck_spinlock_clh_lock(&l->clh, l->clh_mine[0].p),
+			   ck_spinlock_clh_unlock(&l->clh_mine[0].p));
+		break;
+#endif
+	case L_HWS:
+		PAIRS_LOOP(hws_lock_acquire(l->hws), hws_lock_release(l->hws));
+		break;
+	default:
+		break;
+	}
+	return t1 - t0;
+}
+
 bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st)
 {
 	if (l->kind == L_HWS)

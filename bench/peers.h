@@ -30,7 +30,8 @@ void cxx_barrier_free(struct cxx_barrier *b);
 /* Every barrier implementation, peers first; hwsync kinds are hwsync-<kind>
  * (the kinds of include/hwsync/barrier.h), run once per wait policy. */
 #define BENCH_BARRIER_IMPLS "pthread-barrier,omp-barrier,cxx-barrier,ck-centralized," \
-	"ck-dissemination,hwsync-central,hwsync-pair,hwsync-hier,hwsync-dissemination,hwsync-tree"
+	"ck-dissemination,ck-combining,ck-tournament,hwsync-central,hwsync-pair,hwsync-hier," \
+	"hwsync-dissemination,hwsync-tree"
 static inline bool bench_barrier_is_hwsync(const char *impl)
 {
 	return impl[0] == 'h' && impl[1] == 'w';
@@ -70,10 +71,26 @@ bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st);
 /* hwsync rows: the kind actually used (auto resolves); peers: NULL. */
 const char *bench_lock_resolved(struct bench_lock *l);
 void bench_lock_free(struct bench_lock *l);
+/* One thread (tid 0), alone: PAIRS acquire+release pairs back to back, each
+ * kind's calls in a loop of their own; TSC cycles for all of them. */
+uint64_t bench_lock_pairs(struct bench_lock *l, uint64_t pairs);
 /* Run fn(arg, i) on n pinned threads the way this lock needs them (an OpenMP
  * team for omp-*, else plain threads). */
 int bench_lock_team(struct bench_lock *l, unsigned n, const int *cpus,
 		    void (*fn)(void *arg, unsigned i), void *arg);
+
+/* ---- hwsync locks through their typed headers (lock_typed.c) ----------- */
+/* hwsync-typed-<kind>: hwsync/lock_<kind>.h, whose fast paths inline into the
+ * caller, against the generic hws_lock_* API of the hwsync-<kind> rows. */
+#define BENCH_TYPED_IMPLS "hwsync-typed-tas,hwsync-typed-ttas,hwsync-typed-ticket," \
+	"hwsync-typed-mcs,hwsync-typed-clh,hwsync-typed-1spinner,hwsync-typed-mutex"
+struct bench_typed;
+/* 0, or EINVAL with the reason in why (unknown kind, bad policy). */
+int bench_typed_new(struct bench_typed **t, const char *impl, const char *policy, char *why,
+		    size_t whylen);
+/* As bench_lock_pairs. */
+uint64_t bench_typed_pairs(struct bench_typed *t, uint64_t pairs);
+void bench_typed_free(struct bench_typed *t);
 
 #ifdef __cplusplus
 }

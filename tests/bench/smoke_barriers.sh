@@ -10,11 +10,18 @@ expect_error barriers --impls no-such-barrier
 
 "$HWSYNC" bench barriers --reps 2 --warmup 1 --duration 20ms --episodes 300 --work 1,20 \
 	--threads 2 --cpus 0,1 --policies futex \
-	--impls pthread-barrier,omp-barrier,ck-centralized,cxx-barrier,hwsync-central,hwsync-pair \
+	--impls pthread-barrier,omp-barrier,ck-centralized,ck-combining,ck-tournament,cxx-barrier,hwsync-central,hwsync-pair \
 	--out "$T/r.json" >"$T/stdout" 2>"$T/stderr" || { cat "$T/stderr" >&2; fail "barriers run"; }
-"$PY" "$CHECK" "$T/r.json" --exp barriers --min-rows 8 \
+"$PY" "$CHECK" "$T/r.json" --exp barriers --min-rows 12 \
 	--impl pthread-barrier:overhead,mean_overhead,episode,episodes \
-	--impl omp-barrier:overhead --impl ck-centralized:overhead || fail "barriers JSON"
+	--impl omp-barrier:overhead --impl ck-centralized:overhead \
+	--impl ck-combining:overhead,episodes --impl ck-tournament:overhead,episodes || fail "barriers JSON"
+# ck's tree barriers with an odd number of threads (a group of one, a bye)
+"$HWSYNC" bench barriers --reps 1 --warmup 0 --duration 20ms --episodes 20 --work 1 \
+	--threads 3 --cpus 0 --impls ck-combining,ck-tournament --out "$T/odd.json" \
+	>"$T/stdout" 2>"$T/stderr" || { cat "$T/stderr" >&2; fail "barriers, 3 threads"; }
+"$PY" "$CHECK" "$T/odd.json" --exp barriers --min-rows 2 --impl ck-combining:episodes \
+	--impl ck-tournament:episodes || fail "barriers, 3 threads JSON"
 "$PY" - "$T/r.json" <<'PY' || fail "barrier rows"
 import json, sys
 e = json.load(open(sys.argv[1]))["experiments"][0]
