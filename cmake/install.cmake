@@ -1,6 +1,8 @@
 # make install: headers, libraries, CMake package config and pkg-config file.
 include(CMakePackageConfigHelpers)
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/hwsync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# kmwait_abi.h is the kernel module's interface, used inside the library only
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/hwsync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  PATTERN kmwait_abi.h EXCLUDE)
 install(TARGETS hwsync hwsync_static EXPORT hwsyncTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -61,7 +61,7 @@
 #include <asm/mwait.h>
 #include <asm/special_insns.h>
 
-#include "hwsync_mwait.h"
+#include <hwsync/kmwait_abi.h>
 
 static unsigned int max_lines = 4096;
 module_param(max_lines, uint, 0444);

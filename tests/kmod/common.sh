@@ -29,10 +29,12 @@ find_kernel() {
 # build_module SRCROOT OUTDIR: hwsync_mwait.ko in OUTDIR, W=1, warnings fatal.
 build_module() {
 	local root=$1 out=$2 log
-	rm -rf "$out" && mkdir -p "$out"
-	cp "$root"/kmod/hwsync_mwait.c "$root"/kmod/hwsync_mwait.h "$root"/kmod/Kbuild "$out"/
+	rm -rf "$out" && mkdir -p "$out/kmod" "$out/include/hwsync"
+	# the module's Kbuild finds the interface header at ../include
+	cp "$root"/kmod/hwsync_mwait.c "$root"/kmod/Kbuild "$out"/kmod/
+	cp "$root"/include/hwsync/kmwait_abi.h "$out"/include/hwsync/
 	log=$out/build.log
-	if ! make -C "$KDIR" M="$out" W=1 KCFLAGS=-Werror modules >"$log" 2>&1; then
+	if ! make -C "$KDIR" M="$out/kmod" W=1 KCFLAGS=-Werror modules >"$log" 2>&1; then
 		cat "$log" >&2
 		echo "FAIL: module build against $KDIR" >&2
 		return 1
@@ -42,5 +44,5 @@ build_module() {
 		echo "FAIL: the module build has warnings" >&2
 		return 1
 	fi
-	[ -f "$out/hwsync_mwait.ko" ]
+	cp "$out/kmod/hwsync_mwait.ko" "$out/"
 }

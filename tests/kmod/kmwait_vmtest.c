@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <hwsync/wait.h>
-#include "../../kmod/hwsync_mwait.h"
+#include <hwsync/kmwait_abi.h>
 
 #define MS 1000000ull
 

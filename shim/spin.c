@@ -4,7 +4,7 @@
  * encoding (0 free, 1 held) and nothing waits in the kernel, so a spin lock
  * needs no owner record and process-shared spin locks keep working. */
 #include <errno.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 #define WORD(l) ((_Atomic uint32_t *)(void *)(l))
 

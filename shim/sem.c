@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <hwsync/sem.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 #define SEM_MAGIC 0x48575353   /* "HWSS" */
 #define CORE(s) ((hws_sem_core_t *)(void *)(s))

@@ -28,7 +28,7 @@
 #include <sched.h>
 #include <string.h>
 #include <hwsync/condvar.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 #define CORE(c) ((hws_condvar_core_t *)(void *)(c))
 #define WREFS(c) ((_Atomic unsigned *)&(c)->__data.__wrefs)

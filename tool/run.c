@@ -16,7 +16,7 @@
 #include <hwsync/barrier.h>
 #include <hwsync/lock.h>
 #include <hwsync/wait.h>
-#include "cli/cli.h"
+#include "tool/cli.h"
 #if HWS_HAVE_OPENMP
 #include <omp.h>
 

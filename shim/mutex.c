@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 
 _Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__kind) == 4, "glibc mutex layout");

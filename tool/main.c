@@ -1,7 +1,7 @@
 /* hwsync: the command-line front end.  Dispatches to one subcommand. */
 #include <stdio.h>
 #include <string.h>
-#include "cli/cli.h"
+#include "tool/cli.h"
 
 static const char usage[] =
 "usage: hwsync <command> [options]\n"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 #include "prims/lock_ops.h"
 #include "wait/internal.h"
 

@@ -21,7 +21,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 /* ---- native libgomp functions, resolved on first use ---- */
 #define GOMP_FN(var, type, name, ver) \

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 struct team {
 	_Atomic(hws_barrier_t *) b;

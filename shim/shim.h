@@ -26,7 +26,7 @@
 #include <hwsync/barrier.h>
 #include <hwsync/lock.h>
 #include <hwsync/wait.h>
-#include "preload/lock_words.h"
+#include "shim/lock_words.h"
 
 #define HWS_EXPORT __attribute__((visibility("default")))
 #define likely(x) __builtin_expect(!!(x), 1)

@@ -2,7 +2,7 @@
 /*
  * hwsync-mwait: user-space interface of the privileged MONITOR/MWAIT driver
  * (kmod/hwsync_mwait.c).  Shared by the driver, the kmwait wait policy of
- * libhwsync (src/wait/kmwait.c) and the tests; see kmod/README.md.
+ * libhwsync (lib/wait/kmwait.c) and the tests; see kmod/README.md.
  *
  * Two ways to name the word a thread waits on:
  *

@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 #define BAR_MAGIC 0x48575342   /* "HWSB" */
 #define CORE(b) ((hws_barrier_central_core_t *)(void *)(b))

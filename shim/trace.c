@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 #define TRACE_CAP (1u << 16)   /* events a thread */
 

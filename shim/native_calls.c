@@ -3,7 +3,7 @@
  * the shim's start-up too: mutex calls fall back to glibc's own exported
  * implementation, the others resolve on demand. */
 #include <errno.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 #define ENSURE(field) \
 	do { \

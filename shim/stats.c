@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 
 const char *const hws_family_name[HWS_FAM_N] = {
 	[HWS_FAM_MUTEX] = "pthread_mutex", [HWS_FAM_OMP_LOCK] = "omp_lock",

@@ -4,7 +4,7 @@
  * (spans: wait = entry to acquired, hold = acquired to release).
  */
 #include <errno.h>
-#include "preload/shim.h"
+#include "shim/shim.h"
 #include "wait/internal.h"
 
 enum hws_shim_kind hws_lock_kind8 = HWS_SK_MUTEX;

@@ -17,7 +17,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "wait/internal.h"
-#include "../../kmod/hwsync_mwait.h"
+#include <hwsync/kmwait_abi.h>
 
 /* The device, opened once by the first successful availability check and
  * kept for the life of the process; -1 until then. */

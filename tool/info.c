@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <hwsync/hwsync.h>
-#include "cli/cli.h"
+#include "tool/cli.h"
 
 static const char help[] =
 "usage: hwsync info [--json] [--wait SPEC] | --calibrate\n"

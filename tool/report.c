@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "cli/cli.h"
+#include "tool/cli.h"
 
 static const char help[] =
 "NAME\n"

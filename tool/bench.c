@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <hwsync/hwsync.h>
 #include "bench/harness.h"
-#include "cli/cli.h"
+#include "tool/cli.h"
 
 static const char help_head[] =
 "NAME\n"
