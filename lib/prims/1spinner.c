@@ -44,14 +44,12 @@ int hws_1spinner_core_try(hws_1spinner_core_t *c)
 
 int hws_1spinner_core_acquire(hws_1spinner_core_t *c, const hws_wait_t *w)
 {
-	uint32_t me = hws_qnode_get(), pred, expect;
+	uint32_t me = hws_qnode_fresh(), pred, expect;
 	struct hws_qnode *n;
 
 	if (!me)
 		return hws_fail(ENOMEM, "1spinner: out of memory for a queue node");
 	n = hws_qnode(me);
-	/* relaxed: published by the acq_rel exchange below. */
-	atomic_store_explicit(&n->state, HWS_QN_WAITING, memory_order_relaxed);
 	pred = atomic_exchange_explicit(&c->tail, me, memory_order_acq_rel);
 
 	/* Stage 1: until the predecessor has acquired. */

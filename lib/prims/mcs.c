@@ -20,21 +20,9 @@ int hws_mcs_init(hws_mcs_t *l, const hws_wait_t *w)
 	return 0;
 }
 
-static uint32_t fresh_node(void)
-{
-	uint32_t me = hws_qnode_get();
-	if (me) {
-		struct hws_qnode *n = hws_qnode(me);
-		/* relaxed: published by the acq_rel exchange/CAS of the tail. */
-		atomic_store_explicit(&n->next, 0, memory_order_relaxed);
-		atomic_store_explicit(&n->state, HWS_QN_WAITING, memory_order_relaxed);
-	}
-	return me;
-}
-
 int hws_mcs_core_acquire(hws_mcs_core_t *c, const hws_wait_t *w)
 {
-	uint32_t me = fresh_node(), pred;
+	uint32_t me = hws_qnode_fresh(), pred;
 
 	if (!me)
 		return hws_fail(ENOMEM, "mcs: out of memory for a queue node");
@@ -54,32 +42,12 @@ int hws_mcs_core_acquire(hws_mcs_core_t *c, const hws_wait_t *w)
 
 int hws_mcs_core_try(hws_mcs_core_t *c)
 {
-	uint32_t me = fresh_node(), expect = 0;
-
-	if (!me)
-		return hws_fail(ENOMEM, "mcs: out of memory for a queue node");
-	/* acq_rel: acquire pairs with the release CAS that emptied the tail;
-	 * release publishes our initialised node to the next arrival. */
-	if (atomic_compare_exchange_strong_explicit(&c->tail, &expect, me, memory_order_acq_rel,
-						    memory_order_relaxed)) {
-		c->holder = me;
-		return 0;
-	}
-	hws_qnode_put(me);
-	return EBUSY;
+	return hws_qtail_try(&c->tail, &c->holder, "mcs");
 }
 
 int hws_mcs_core_timed_ns(hws_mcs_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
 {
-	for (;;) {
-		int rc = hws_mcs_core_try(c);
-		if (rc != EBUSY)
-			return rc;
-		/* relaxed: only names the value to wait on; try re-checks. */
-		uint32_t t = atomic_load_explicit(&c->tail, memory_order_relaxed);
-		if (t && hws_wait_while_eq32(&c->tail, t, w, deadline_ns) == ETIMEDOUT)
-			return hws_mcs_core_try(c) == 0 ? 0 : ETIMEDOUT;
-	}
+	return hws_qtail_timed(&c->tail, &c->holder, w, deadline_ns, "mcs");
 }
 
 int hws_mcs_core_release(hws_mcs_core_t *c, const hws_wait_t *w)

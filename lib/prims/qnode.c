@@ -134,3 +134,34 @@ void hws_qnode_put(uint32_t idx)
 		flush(CACHE_MOVE);
 	cache.idx[cache.n++] = idx;
 }
+
+int hws_qtail_try(_Atomic uint32_t *tail, uint32_t *holder, const char *who)
+{
+	uint32_t me = hws_qnode_fresh(), expect = 0;
+
+	if (!me)
+		return hws_fail(ENOMEM, "%s: out of memory for a queue node", who);
+	/* acq_rel: acquire pairs with the release CAS that emptied the tail;
+	 * release publishes our initialised node to the next arrival. */
+	if (atomic_compare_exchange_strong_explicit(tail, &expect, me, memory_order_acq_rel,
+						    memory_order_relaxed)) {
+		*holder = me;
+		return 0;
+	}
+	hws_qnode_put(me);
+	return EBUSY;
+}
+
+int hws_qtail_timed(_Atomic uint32_t *tail, uint32_t *holder, const hws_wait_t *w,
+		    uint64_t deadline_ns, const char *who)
+{
+	for (;;) {
+		int rc = hws_qtail_try(tail, holder, who);
+		if (rc != EBUSY)
+			return rc;
+		/* relaxed: only names the value to wait on; try re-checks. */
+		uint32_t t = atomic_load_explicit(tail, memory_order_relaxed);
+		if (t && hws_wait_while_eq32(tail, t, w, deadline_ns) == ETIMEDOUT)
+			return hws_qtail_try(tail, holder, who) == 0 ? 0 : ETIMEDOUT;
+	}
+}

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <hwsync/arch.h>
+#include <hwsync/wait.h>
 
 enum {
 	HWS_QN_WAITING = 0,     /* owner queued, its milestone not reached */
@@ -46,5 +47,27 @@ static inline struct hws_qnode *hws_qnode(uint32_t idx)
 uint32_t hws_qnode_get(void);
 /* Give a node nobody references any more back to this thread's cache. */
 void hws_qnode_put(uint32_t idx);
+
+/* A free node set up for queueing (WAITING, no successor), or 0. */
+static inline uint32_t hws_qnode_fresh(void)
+{
+	uint32_t me = hws_qnode_get();
+	if (me) {
+		struct hws_qnode *n = hws_qnode(me);
+		/* relaxed: published by the acq_rel exchange/CAS of a tail. */
+		atomic_store_explicit(&n->next, 0, memory_order_relaxed);
+		atomic_store_explicit(&n->state, HWS_QN_WAITING, memory_order_relaxed);
+	}
+	return me;
+}
+
+/* try and timed of the queue locks whose free state is an empty tail (MCS,
+ * CLH): take the lock with a CAS of the tail from 0 to a fresh node, which
+ * becomes *holder; timed retries and waits on the tail word in between (the
+ * release that empties the queue wakes it), so neither ever queues.  0,
+ * EBUSY / ETIMEDOUT, or ENOMEM (with `who` in the message). */
+int hws_qtail_try(_Atomic uint32_t *tail, uint32_t *holder, const char *who);
+int hws_qtail_timed(_Atomic uint32_t *tail, uint32_t *holder, const hws_wait_t *w,
+		    uint64_t deadline_ns, const char *who);
 
 #endif
