@@ -1,5 +1,6 @@
 /* Queue-lock node pool: chunks of cache-line nodes, a shared free list and a
- * small free-node cache per thread (see qnode.h). */
+ * small free-node cache per thread; and the try/timed that MCS and CLH share
+ * (see qnode.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
