@@ -58,7 +58,11 @@ _Static_assert(sizeof(struct hws_words4) == 4, "4-byte kinds");
 extern enum hws_shim_kind hws_lock_kind8;
 extern const hws_wait_t *hws_lock_wait;
 
+/* The default kind ("auto" is the mutex) is tested first: a compare and a
+ * direct branch, not an indirect jump. */
 #define HWS_SWITCH8(w, op, ...)                                                        \
+	if (__builtin_expect(hws_lock_kind8 == HWS_SK_MUTEX, 1))                       \
+		return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);              \
 	switch (hws_lock_kind8) {                                                      \
 	case HWS_SK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
 	case HWS_SK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
@@ -79,6 +83,8 @@ static inline int hws_words8_timed(struct hws_words8 *w, uint64_t deadline_ns)
 
 static inline int hws_words8_release(struct hws_words8 *w)
 {
+	if (__builtin_expect(hws_lock_kind8 == HWS_SK_MUTEX, 1))
+		return hws_mutex_core_release(&w->u.mutex);
 	switch (hws_lock_kind8) {
 	case HWS_SK_MUTEX: return hws_mutex_core_release(&w->u.mutex);
 	case HWS_SK_TAS: return hws_tas_core_release(&w->u.tas);
@@ -93,6 +99,8 @@ static inline int hws_words8_release(struct hws_words8 *w)
 
 /* The 4-byte kinds: the FIFO kinds map to ticket16. */
 #define HWS_SWITCH4(w, op, ...)                                                        \
+	if (__builtin_expect(hws_lock_kind8 == HWS_SK_MUTEX, 1))                       \
+		return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);              \
 	switch (hws_lock_kind8) {                                                      \
 	case HWS_SK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
 	case HWS_SK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
