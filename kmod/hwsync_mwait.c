@@ -33,6 +33,15 @@
  * lost wake-up costs at most one tick.  A finite timeout arms an hrtimer on
  * the waiter's CPU so that the deadline itself is an interrupt.
  *
+ * Exit statistics (exit_stats=1, off by default): the same loop, but each
+ * MWAIT runs with interrupts still masked and ECX[0]=1, so an interrupt ends
+ * it without being taken.  The driver then opens a one-instruction window
+ * (STI; NOP; CLI) for whatever is pending and compares this CPU's interrupt
+ * counts from before MONITOR with those after the window: unchanged means
+ * no interrupt ended that MWAIT, the monitor did.  The line armed is chosen
+ * by the same code in both paths, so the statistics test the production
+ * arming; test_misarm=1 breaks exactly that choice to show the test fails.
+ *
  * Lifetime: every open file holds a reference on the module (fops.owner) and
  * every mapping holds the file, so the module cannot be unloaded while a
  * thread waits in it or a region is mapped: rmmod fails with EBUSY/EAGAIN.
@@ -43,6 +52,7 @@
 #include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/hrtimer.h>
+#include <linux/kernel_stat.h>
 #include <linux/log2.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -58,6 +68,7 @@
 #include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <asm/cpufeature.h>
+#include <asm/hardirq.h>
 #include <asm/mwait.h>
 #include <asm/special_insns.h>
 
@@ -79,6 +90,15 @@ static bool allow_halt = true;
 module_param(allow_halt, bool, 0444);
 MODULE_PARM_DESC(allow_halt, "Offer the HLT + IPI baseline ioctls (default on)");
 
+static bool exit_stats;
+module_param(exit_stats, bool, 0444);
+MODULE_PARM_DESC(exit_stats, "Offer HWS_MWAIT_IOC_WAIT_STATS, which classifies every MWAIT exit (debug; default off)");
+
+static bool test_misarm;
+module_param(test_misarm, bool, 0444);
+MODULE_PARM_DESC(test_misarm, "TEST ONLY: arm MONITOR on the line next to the word, so stores do not wake (default off)");
+
+static bool exit_stats_ok;		/* exit_stats and the CPU can classify */
 static unsigned int line_size;		/* stride of the mapped lines */
 static unsigned int monitor_min, monitor_max;
 static atomic_long_t total_pages;	/* pages of all regions together */
@@ -102,6 +122,7 @@ struct hws_waiter {
 	struct hrtimer timer;	/* fires at deadline on timer_cpu */
 	int timer_cpu;		/* -1: not armed */
 	atomic_t *halt_slot;	/* NULL: MWAIT; else HLT, publishing the CPU here */
+	struct hws_mwait_stats *st;	/* NULL: plain STI; MWAIT; else classify exits */
 };
 
 static enum hrtimer_restart hws_deadline_fn(struct hrtimer *timer)
@@ -139,31 +160,124 @@ static bool hws_must_stop(const struct hws_waiter *w)
 	       signal_pending(current);
 }
 
+/*
+ * Interrupts this CPU has taken: device interrupts (kstat) and the x86
+ * system vectors (timer, IPIs, NMIs...), the fields of irq_cpustat_t that
+ * /proc/interrupts sums.  Only compared with itself on the same CPU.
+ */
+static unsigned long hws_irq_count(void)
+{
+	const irq_cpustat_t *s = this_cpu_ptr(&irq_stat);
+	unsigned long n = __this_cpu_read(kstat.irqs_sum);
+
+	n += s->__nmi_count + s->x86_platform_ipis + s->apic_perf_irqs +
+	     s->apic_irq_work_irqs + s->irq_tlb_count;
+#ifdef CONFIG_X86_LOCAL_APIC
+	n += s->apic_timer_irqs + s->irq_spurious_count;
+#endif
+#ifdef CONFIG_SMP
+	n += s->irq_resched_count + s->irq_call_count;
+#endif
+#ifdef CONFIG_X86_THERMAL_VECTOR
+	n += s->irq_thermal_count;
+#endif
+#ifdef CONFIG_X86_MCE_THRESHOLD
+	n += s->irq_threshold_count;
+#endif
+#ifdef CONFIG_X86_MCE_AMD
+	n += s->irq_deferred_error_count;
+#endif
+#ifdef CONFIG_X86_HV_CALLBACK_VECTOR
+	n += s->irq_hv_callback_count;
+#endif
+	return n;
+}
+
+/*
+ * Arm MONITOR on the word's line.  The one place that chooses the address:
+ * both MWAIT paths use it, so the exit statistics test the real arming.
+ */
+static void hws_arm(const struct hws_waiter *w)
+{
+	const void *line = w->word;
+
+	if (unlikely(test_misarm))	/* the neighbour in the same page */
+		line = (const void *)((unsigned long)w->word ^ line_size);
+	if (static_cpu_has_bug(X86_BUG_CLFLUSH_MONITOR)) {
+		mb();
+		clflush((void *)line);
+		mb();
+	}
+	__monitor(line, 0, 0);
+}
+
+/*
+ * MWAIT with interrupts masked but as break events (ECX[0]): called with
+ * interrupts off, MONITOR armed and `before` read; returns with interrupts
+ * off.  What ended it is told by whether the window let an interrupt in.
+ */
+static void hws_mwait_classified(struct hws_waiter *w, unsigned long before)
+{
+	struct hws_mwait_stats *st = w->st;
+	bool irq;
+
+	__mwait(mwait_hint, MWAIT_ECX_INTERRUPT_BREAK);
+	/* STI's shadow covers the NOP; a pending interrupt is taken before CLI. */
+	asm volatile("sti; nop; cli" ::: "memory");
+	irq = hws_irq_count() != before;
+	if (irq) {
+		if (st->mwaits < 64)
+			st->irq_mask |= 1ull << st->mwaits;
+		st->irq_exits++;
+	} else {
+		st->quiet_exits++;
+	}
+	st->mwaits++;
+	st->last_exit = irq ? HWS_MWAIT_EXIT_IRQ : HWS_MWAIT_EXIT_QUIET;
+}
+
+/* One HLT, publishing this CPU for KICK. */
+static void hws_halt_once(struct hws_waiter *w)
+{
+	raw_local_irq_disable();
+	atomic_set(w->halt_slot, 1 + smp_processor_id());
+	/* Pairs with smp_mb() in KICK: it sees this CPU or we see the store. */
+	smp_mb();
+	if (!hws_must_stop(w))
+		raw_safe_halt();	/* STI; HLT */
+	else
+		raw_local_irq_enable();
+	atomic_set(w->halt_slot, HALT_CLAIMED);
+}
+
 /* One MONITOR/MWAIT (or HLT) with interrupts as break events. */
 static void hws_sleep_once(struct hws_waiter *w)
 {
-	raw_local_irq_disable();
+	unsigned long before;
+
 	if (w->halt_slot) {
-		atomic_set(w->halt_slot, 1 + smp_processor_id());
-		/* Pairs with smp_mb() in KICK: it sees this CPU or we see the store. */
-		smp_mb();
-		if (!hws_must_stop(w))
-			raw_safe_halt();	/* STI; HLT */
-		else
-			raw_local_irq_enable();
-		atomic_set(w->halt_slot, HALT_CLAIMED);
+		hws_halt_once(w);
 		return;
 	}
-	if (static_cpu_has_bug(X86_BUG_CLFLUSH_MONITOR)) {
-		mb();
-		clflush((void *)w->word);
-		mb();
+	if (!w->st) {
+		raw_local_irq_disable();
+		hws_arm(w);
+		if (!hws_must_stop(w))
+			__sti_mwait(mwait_hint, 0);
+		else
+			raw_local_irq_enable();
+		return;
 	}
-	__monitor(w->word, 0, 0);
+	/* The counts are this CPU's: stay on it until they are compared. */
+	preempt_disable();
+	w->st->last_exit = HWS_MWAIT_EXIT_NONE;
+	raw_local_irq_disable();
+	before = hws_irq_count();
+	hws_arm(w);
 	if (!hws_must_stop(w))
-		__sti_mwait(mwait_hint, 0);
-	else
-		raw_local_irq_enable();
+		hws_mwait_classified(w, before);
+	raw_local_irq_enable();
+	preempt_enable();
 }
 
 /* 0 when the word changed, -ETIMEDOUT, or -ERESTARTSYS on a signal. */
@@ -197,10 +311,9 @@ static long hws_wait_loop(struct hws_waiter *w)
 	return ret;
 }
 
-static int hws_get_wait(struct hws_mwait_wait *a, const void __user *uarg, u64 *deadline)
+/* Check a wait's arguments and turn its relative timeout into a deadline. */
+static int hws_check_wait(const struct hws_mwait_wait *a, u64 *deadline)
 {
-	if (copy_from_user(a, uarg, sizeof(*a)))
-		return -EFAULT;
 	if (a->flags || a->reserved)
 		return -EINVAL;
 	if (a->timeout_ns == HWS_MWAIT_FOREVER ||
@@ -210,17 +323,15 @@ static int hws_get_wait(struct hws_mwait_wait *a, const void __user *uarg, u64 *
 }
 
 /* After a signal, tell user space the time left so a restart continues it. */
-static long hws_put_left(struct hws_mwait_wait *a, void __user *uarg, u64 deadline, long ret)
+static bool hws_set_left(struct hws_mwait_wait *a, u64 deadline, long ret)
 {
 	u64 now;
 
 	if (ret != -ERESTARTSYS || deadline == U64_MAX)
-		return ret;
+		return false;
 	now = ktime_get_ns();
 	a->timeout_ns = now < deadline ? deadline - now : 0;
-	if (copy_to_user(uarg, a, sizeof(*a)))
-		return -EFAULT;
-	return ret;
+	return true;
 }
 
 /* The line array of f, or NULL before mmap; *nlines set accordingly. */
@@ -233,46 +344,45 @@ static u32 *hws_lines(struct hws_file *f, u32 *nlines)
 	return region;
 }
 
-static long hws_ioc_wait_line(struct hws_file *f, void __user *uarg, bool halt)
+/* WAIT (or HALT) on line a->index; w->st set by the caller or NULL. */
+static long hws_wait_line(struct hws_file *f, struct hws_mwait_wait *a,
+			  struct hws_waiter *w, bool halt)
 {
-	struct hws_mwait_wait a;
-	struct hws_waiter w = { };
 	u32 nlines;
 	u32 *lines = hws_lines(f, &nlines);
 	long ret;
 
-	ret = hws_get_wait(&a, uarg, &w.deadline);
+	ret = hws_check_wait(a, &w->deadline);
 	if (ret)
 		return ret;
-	if (a.index >= nlines)
+	if (a->index >= nlines)
 		return -EINVAL;
-	w.word = lines + (size_t)a.index * (line_size / sizeof(u32));
-	w.expected = a.expected;
+	w->word = lines + (size_t)a->index * (line_size / sizeof(u32));
+	w->expected = a->expected;
 	if (halt) {
-		w.halt_slot = &f->halt_slot[a.index];
-		if (atomic_cmpxchg(w.halt_slot, HALT_FREE, HALT_CLAIMED) != HALT_FREE)
+		w->halt_slot = &f->halt_slot[a->index];
+		if (atomic_cmpxchg(w->halt_slot, HALT_FREE, HALT_CLAIMED) != HALT_FREE)
 			return -EBUSY;
 	}
-	ret = hws_wait_loop(&w);
+	ret = hws_wait_loop(w);
 	if (halt)
-		atomic_set(w.halt_slot, HALT_FREE);
-	return hws_put_left(&a, uarg, w.deadline, ret);
+		atomic_set(w->halt_slot, HALT_FREE);
+	return ret;
 }
 
-static long hws_ioc_wait_addr(void __user *uarg)
+/* WAIT_ADDR on the user word at a->addr. */
+static long hws_wait_addr(struct hws_mwait_wait *a, struct hws_waiter *w)
 {
-	struct hws_mwait_wait a;
-	struct hws_waiter w = { };
 	struct page *page;
 	unsigned long uaddr;
 	void *kaddr;
 	long ret;
 
-	ret = hws_get_wait(&a, uarg, &w.deadline);
+	ret = hws_check_wait(a, &w->deadline);
 	if (ret)
 		return ret;
-	uaddr = a.addr;
-	if (uaddr != a.addr || !IS_ALIGNED(uaddr, sizeof(u32)))
+	uaddr = a->addr;
+	if (uaddr != a->addr || !IS_ALIGNED(uaddr, sizeof(u32)))
 		return -EINVAL;
 	if (!access_ok((void __user *)uaddr, sizeof(u32)))
 		return -EFAULT;
@@ -284,12 +394,56 @@ static long hws_ioc_wait_addr(void __user *uarg)
 	if (ret != 1)
 		return ret < 0 ? ret : -EFAULT;
 	kaddr = kmap_local_page(page);
-	w.word = kaddr + offset_in_page(uaddr);
-	w.expected = a.expected;
-	ret = hws_wait_loop(&w);
+	w->word = kaddr + offset_in_page(uaddr);
+	w->expected = a->expected;
+	ret = hws_wait_loop(w);
 	kunmap_local(kaddr);
 	unpin_user_page(page);
-	return hws_put_left(&a, uarg, w.deadline, ret);
+	return ret;
+}
+
+/* WAIT, WAIT_ADDR and HALT: copy in, wait, report the time left after a signal. */
+static long hws_ioc_wait(struct hws_file *f, void __user *uarg, unsigned int cmd)
+{
+	struct hws_mwait_wait a;
+	struct hws_waiter w = { };
+	long ret;
+
+	if (copy_from_user(&a, uarg, sizeof(a)))
+		return -EFAULT;
+	if (cmd == HWS_MWAIT_IOC_WAIT_ADDR)
+		ret = hws_wait_addr(&a, &w);
+	else
+		ret = hws_wait_line(f, &a, &w, cmd == HWS_MWAIT_IOC_HALT);
+	if (hws_set_left(&a, w.deadline, ret) && copy_to_user(uarg, &a, sizeof(a)))
+		return -EFAULT;
+	return ret;
+}
+
+/* WAIT_STATS: as WAIT or WAIT_ADDR, then the exit statistics go back too. */
+static long hws_ioc_wait_stats(struct hws_file *f, void __user *uarg)
+{
+	struct hws_mwait_stats st;
+	struct hws_waiter w = { .st = &st };
+	long ret;
+
+	if (!exit_stats_ok)
+		return -EOPNOTSUPP;
+	if (copy_from_user(&st, uarg, sizeof(st)))
+		return -EFAULT;
+	if (st.by_addr > 1 || st.reserved)
+		return -EINVAL;
+	st.mwaits = st.quiet_exits = st.irq_exits = 0;
+	st.irq_mask = 0;
+	st.last_exit = HWS_MWAIT_EXIT_NONE;
+	if (st.by_addr)
+		ret = hws_wait_addr(&st.wait, &w);
+	else
+		ret = hws_wait_line(f, &st.wait, &w, false);
+	hws_set_left(&st.wait, w.deadline, ret);
+	if (copy_to_user(uarg, &st, sizeof(st)))
+		return -EFAULT;
+	return ret;
 }
 
 static void hws_kick_fn(void *unused)
@@ -325,7 +479,9 @@ static long hws_ioc_info(void __user *uarg)
 		.monitor_min = monitor_min,
 		.monitor_max = monitor_max,
 		.mwait_hint = mwait_hint,
-		.features = allow_halt ? HWS_MWAIT_F_HALT : 0,
+		.features = (allow_halt ? HWS_MWAIT_F_HALT : 0) |
+			    (exit_stats_ok ? HWS_MWAIT_F_EXIT_STATS : 0) |
+			    (test_misarm ? HWS_MWAIT_F_MISARM : 0),
 	};
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
@@ -340,11 +496,12 @@ static long hws_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case HWS_MWAIT_IOC_INFO:
 		return hws_ioc_info(uarg);
 	case HWS_MWAIT_IOC_WAIT:
-		return hws_ioc_wait_line(f, uarg, false);
 	case HWS_MWAIT_IOC_WAIT_ADDR:
-		return hws_ioc_wait_addr(uarg);
+		return hws_ioc_wait(f, uarg, cmd);
 	case HWS_MWAIT_IOC_HALT:
-		return allow_halt ? hws_ioc_wait_line(f, uarg, true) : -EOPNOTSUPP;
+		return allow_halt ? hws_ioc_wait(f, uarg, cmd) : -EOPNOTSUPP;
+	case HWS_MWAIT_IOC_WAIT_STATS:
+		return hws_ioc_wait_stats(f, uarg);
 	case HWS_MWAIT_IOC_KICK:
 		return allow_halt ? hws_ioc_kick(f, uarg) : -EOPNOTSUPP;
 	default:
@@ -493,6 +650,20 @@ static int __init hws_init(void)
 		pr_err("not loading: monitor line of %u bytes is larger than a page\n", line_size);
 		return -EINVAL;
 	}
+	/*
+	 * Classifying exits needs MWAIT to take masked interrupts as break
+	 * events (CPUID.05H:ECX[0] extensions, [1] interrupt break).
+	 */
+	if (exit_stats) {
+		if ((ecx & (CPUID5_ECX_EXTENSIONS_SUPPORTED | CPUID5_ECX_INTERRUPT_BREAK)) !=
+		    (CPUID5_ECX_EXTENSIONS_SUPPORTED | CPUID5_ECX_INTERRUPT_BREAK))
+			pr_warn("exit_stats=1 ignored: MWAIT cannot take masked interrupts as break events here (CPUID.05H:ECX %#x)\n",
+				ecx);
+		else
+			exit_stats_ok = true;
+	}
+	if (test_misarm)
+		pr_warn("test_misarm=1: MONITOR arms the wrong line, stores will not wake waiters (testing only)\n");
 	if (!max_lines || max_lines > (1U << 24)) {
 		pr_err("not loading: max_lines=%u is not in 1..16777216\n", max_lines);
 		return -EINVAL;
@@ -502,9 +673,9 @@ static int __init hws_init(void)
 		pr_err("cannot register /dev/%s: %d\n", hws_dev.name, ret);
 		return ret;
 	}
-	pr_info("/dev/%s ready: monitor line %u..%u bytes, stride %u, hint %#x%s\n",
+	pr_info("/dev/%s ready: monitor line %u..%u bytes, stride %u, hint %#x%s%s\n",
 		hws_dev.name, monitor_min, monitor_max, line_size, mwait_hint,
-		allow_halt ? ", halt+ipi on" : "");
+		allow_halt ? ", halt+ipi on" : "", exit_stats_ok ? ", exit stats on" : "");
 	return 0;
 }
 

@@ -26,6 +26,13 @@
  * pending signal: it then stores the time left in timeout_ns and restarts
  * (SA_RESTART) or fails with EINTR.  Only the calling thread's CPU waits; a
  * wait gives the CPU back whenever the scheduler asks.
+ *
+ * Exit statistics (a debug aid, off unless the module is loaded with
+ * exit_stats=1): HWS_MWAIT_IOC_WAIT_STATS runs the same wait as WAIT or
+ * WAIT_ADDR and reports how many MWAITs it took and how each one ended:
+ * with an interrupt taken, or with none (the monitor saw a store to the
+ * line, or on hardware a spurious wake).  The tests use it to prove that a
+ * store, not the next timer tick, ends the MWAIT.
  */
 #ifndef HWSYNC_MWAIT_UAPI_H
 #define HWSYNC_MWAIT_UAPI_H
@@ -35,13 +42,15 @@
 
 #define HWS_MWAIT_DEVICE	"/dev/hwsync-mwait"
 #define HWS_MWAIT_MODULE	"hwsync_mwait"
-#define HWS_MWAIT_ABI_VERSION	1
+#define HWS_MWAIT_ABI_VERSION	2
 
 /* timeout_ns value meaning "no timeout" */
 #define HWS_MWAIT_FOREVER	(~(__u64)0)
 
 /* hws_mwait_info.features */
 #define HWS_MWAIT_F_HALT	(1u << 0)	/* HWS_MWAIT_IOC_HALT / _KICK */
+#define HWS_MWAIT_F_EXIT_STATS	(1u << 1)	/* HWS_MWAIT_IOC_WAIT_STATS */
+#define HWS_MWAIT_F_MISARM	(1u << 2)	/* test hook: MONITOR arms the line next door */
 
 struct hws_mwait_info {
 	__u32 abi_version;	/* HWS_MWAIT_ABI_VERSION */
@@ -63,6 +72,23 @@ struct hws_mwait_wait {
 	__u32 reserved;		/* 0 */
 };
 
+/* hws_mwait_stats.last_exit: how the MWAIT before the final check ended */
+#define HWS_MWAIT_EXIT_NONE	0	/* no MWAIT since the check before (the word
+					   changed before the monitor was armed) */
+#define HWS_MWAIT_EXIT_QUIET	1	/* no interrupt was taken: the monitor ended it */
+#define HWS_MWAIT_EXIT_IRQ	2	/* an interrupt arrived while it slept */
+
+struct hws_mwait_stats {
+	struct hws_mwait_wait wait;	/* as for WAIT (by_addr 0) or WAIT_ADDR (1) */
+	__u32 by_addr;		/* in: 0 waits on line wait.index, 1 on wait.addr */
+	__u32 mwaits;		/* out: MWAIT executions */
+	__u32 quiet_exits;	/* out: of those, ended without an interrupt */
+	__u32 irq_exits;	/* out: ended with an interrupt */
+	__u64 irq_mask;		/* out: bit i set when MWAIT i (< 64) ended with an interrupt */
+	__u32 last_exit;	/* out: HWS_MWAIT_EXIT_* */
+	__u32 reserved;		/* in: 0 */
+};
+
 #define HWS_MWAIT_IOC_MAGIC	0xB7
 /* Version and geometry: also the "is the module answering" probe. */
 #define HWS_MWAIT_IOC_INFO	_IOR(HWS_MWAIT_IOC_MAGIC, 0x00, struct hws_mwait_info)
@@ -80,5 +106,11 @@ struct hws_mwait_wait {
  * (a __u32 index).  Returns 1 when an IPI was sent, 0 when nobody halts.
  */
 #define HWS_MWAIT_IOC_KICK	_IOW(HWS_MWAIT_IOC_MAGIC, 0x04, __u32)
+/*
+ * WAIT or WAIT_ADDR with exit statistics.  EOPNOTSUPP unless INFO reports
+ * HWS_MWAIT_F_EXIT_STATS.  The statistics are written back whatever the
+ * result; the wait's own fields as for WAIT.
+ */
+#define HWS_MWAIT_IOC_WAIT_STATS _IOWR(HWS_MWAIT_IOC_MAGIC, 0x05, struct hws_mwait_stats)
 
 #endif

@@ -5,6 +5,10 @@
  *   kmwait_vmtest unloaded   the module is not loaded: kmwait is unavailable
  *                            and says so
  *   kmwait_vmtest loaded     everything else, ending with the module unloaded
+ *   kmwait_vmtest storewake  the module loaded with exit_stats=1: a store to
+ *                            the word, not an interrupt, ends the MWAIT (for
+ *                            an emulator or CPU whose MONITOR watches the
+ *                            line: tests/kmod/bochs_test.sh)
  *
  * Under QEMU's software emulation MWAIT does not watch the monitored line (it
  * behaves like PAUSE, or HLT with one vCPU), so a store does not end it: what
@@ -74,6 +78,11 @@ static void test_info(int fd)
 	CHECK(info.line_size >= info.monitor_max);
 	CHECK(info.max_lines >= 1);
 	CHECK(info.features & HWS_MWAIT_F_HALT);
+	/* Exit statistics and the mis-arming hook are off unless asked for. */
+	CHECK_EQ(info.features & (HWS_MWAIT_F_EXIT_STATS | HWS_MWAIT_F_MISARM), 0);
+	struct hws_mwait_stats ws = { .wait = { .timeout_ns = 0 } };
+	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_WAIT_STATS, &ws), -1);
+	CHECK_EQ(errno, EOPNOTSUPP);
 	CHECK_EQ(ioctl(fd, _IO(HWS_MWAIT_IOC_MAGIC, 0x3f)), -1);
 	CHECK_EQ(errno, ENOTTY);
 	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_INFO, NULL), -1);
@@ -527,12 +536,184 @@ static void test_unloaded(void)
 	printf("unloaded: %s\n", hws_last_error());
 }
 
+/* ---- storewake: which event ended each MWAIT ---------------------------- */
+
+struct sw {
+	int fd;
+	struct hws_mwait_stats st;
+	_Atomic int phase;   /* 0 idle, 1 the waiter should wait, 2 it returned, 3 quit */
+	int rc;
+};
+
+static void *sw_waiter(void *p)
+{
+	struct sw *s = p;
+	int ph;
+
+	pin_self(0);
+	/* Spin on our own CPU: the storer is on the other one. */
+	while ((ph = atomic_load(&s->phase)) != 3) {
+		if (ph != 1)
+			continue;
+		s->rc = ioctl(s->fd, HWS_MWAIT_IOC_WAIT_STATS, &s->st) == 0 ? 0 : errno;
+		atomic_store(&s->phase, 2);
+	}
+	return NULL;
+}
+
+static const char *exit_name(uint32_t e)
+{
+	return e == HWS_MWAIT_EXIT_QUIET ? "no interrupt (monitor)" :
+	       e == HWS_MWAIT_EXIT_IRQ ? "interrupt" : "no MWAIT after the store";
+}
+
+/* One wait on *word (line `index` or the address), a store `delay_ns` later;
+ * returns the statistics.  The waiter runs on CPU 0, we store from CPU 1. */
+static struct hws_mwait_stats sw_round(struct sw *s, _Atomic uint32_t *word, int by_addr,
+				       uint32_t index, uint64_t delay_ns)
+{
+	atomic_store(word, 0);
+	memset(&s->st, 0, sizeof s->st);
+	s->st.by_addr = (uint32_t)by_addr;
+	s->st.wait.index = index;
+	s->st.wait.addr = (uintptr_t)word;
+	s->st.wait.expected = 0;
+	s->st.wait.timeout_ns = 60000 * MS;   /* a lost wake-up fails, it does not hang */
+	atomic_store(&s->phase, 1);
+	test_spin_ns(delay_ns);               /* the waiter arms and sleeps meanwhile */
+	atomic_store(word, 1);
+	while (atomic_load(&s->phase) != 2)
+		;
+	atomic_store(&s->phase, 0);
+	CHECK_EQ(s->rc, 0);
+	return s->st;
+}
+
+struct sw_tally {
+	unsigned targets, quiet, irq_retries, early_retries, mwaits, irq_exits;
+};
+
+/* The exit after the store must be one no interrupt ended.  An interrupt may
+ * land in the few instructions between the store and the waiter's count
+ * (then the round is repeated, at most twice); a store that came before the
+ * monitor was armed proves nothing (repeated with a longer delay).  A monitor
+ * that does not watch the word's line fails every repetition. */
+static void sw_target(struct sw *s, _Atomic uint32_t *word, int by_addr, uint32_t index,
+		      const char *what, struct sw_tally *t)
+{
+	uint64_t delay = 1 * MS;
+	unsigned irq_rounds = 0;
+
+	for (int attempt = 0;; attempt++) {
+		struct hws_mwait_stats st = sw_round(s, word, by_addr, index, delay);
+		t->mwaits += st.mwaits;
+		t->irq_exits += st.irq_exits;
+		CHECK_EQ(st.mwaits, st.quiet_exits + st.irq_exits);
+		if (st.last_exit == HWS_MWAIT_EXIT_QUIET) {
+			t->quiet++;
+			break;
+		}
+		if (st.last_exit == HWS_MWAIT_EXIT_IRQ) {
+			t->irq_retries++;
+			if (++irq_rounds < 3)
+				continue;
+		} else {
+			t->early_retries++;
+			delay *= 2;
+			if (attempt < 8)
+				continue;
+		}
+		printf("FAIL storewake: %s: the MWAIT after the store ended with %s in %u of %d"
+		       " rounds (last: %u MWAITs, interrupt mask %#llx): the monitor did not see"
+		       " the store\n", what, exit_name(st.last_exit), irq_rounds, attempt + 1,
+		       st.mwaits, (unsigned long long)st.irq_mask);
+		exit(1);
+	}
+	t->targets++;
+}
+
+static void test_storewake(void)
+{
+	static _Atomic uint32_t page[1024] __attribute__((aligned(4096)));
+	int fd = dev_open();
+	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
+	struct sw s = { .fd = fd };
+	pthread_t t;
+	char what[64];
+
+	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_INFO, &info), 0);
+	CHECK_EQ(info.abi_version, HWS_MWAIT_ABI_VERSION);
+	if (!(info.features & HWS_MWAIT_F_EXIT_STATS)) {
+		printf("FAIL storewake: no exit statistics (load the module with exit_stats=1 on a"
+		       " CPU with MWAIT interrupt break events)\n");
+		exit(1);
+	}
+	if (info.features & HWS_MWAIT_F_MISARM)
+		printf("storewake: the module arms the line next door (test_misarm=1): this must fail\n");
+	void *r = mmap(NULL, pagesz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(r != MAP_FAILED);
+	uint32_t nlines = (uint32_t)(pagesz / info.line_size);
+
+	/* Bad requests. */
+	struct hws_mwait_stats bad = { .by_addr = 2 };
+	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_WAIT_STATS, &bad), -1);
+	CHECK_EQ(errno, EINVAL);
+	bad.by_addr = 0, bad.reserved = 1;
+	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_WAIT_STATS, &bad), -1);
+	CHECK_EQ(errno, EINVAL);
+
+	/* Without a store only interrupts (ticks, the deadline) end the MWAITs:
+	 * the classification can say "interrupt". */
+	struct hws_mwait_stats st = { .wait = { .index = 0, .expected = 0, .timeout_ns = 20 * MS } };
+	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_WAIT_STATS, &st), -1);
+	CHECK_EQ(errno, ETIMEDOUT);
+	CHECK(st.mwaits >= 1);
+	CHECK_EQ(st.irq_exits, st.mwaits);
+	CHECK_EQ(st.last_exit, HWS_MWAIT_EXIT_IRQ);
+	printf("storewake: a 20 ms wait with no store: %u MWAITs, every one ended by an interrupt\n",
+	       st.mwaits);
+
+	CHECK_EQ(pthread_create(&t, NULL, sw_waiter, &s), 0);
+	pin_self(1);
+	for (int by_addr = 0; by_addr < 2; by_addr++) {
+		struct sw_tally tl = { 0 };
+		for (uint32_t i = 0; i < nlines; i++) {
+			_Atomic uint32_t *w;
+			if (by_addr) {
+				/* A different word of each line: the line, not the word, is watched. */
+				size_t off = (size_t)i * info.line_size +
+					     ((size_t)i * sizeof(uint32_t)) % info.line_size;
+				w = (_Atomic uint32_t *)((char *)page + off);
+				snprintf(what, sizeof what, "user word at page offset %zu", off);
+			} else {
+				w = line(r, i);
+				snprintf(what, sizeof what, "line %u", i);
+			}
+			sw_target(&s, w, by_addr, i, what, &tl);
+			atomic_store(w, 0);
+		}
+		printf("storewake: %s: %u of %u stores ended the MWAIT without an interrupt"
+		       " (%u MWAITs, %u ended by interrupts; repeated %u rounds hit by an"
+		       " interrupt, %u stored before the MWAIT)\n",
+		       by_addr ? "pinned user words" : "monitored lines", tl.quiet, tl.targets,
+		       tl.mwaits, tl.irq_exits, tl.irq_retries, tl.early_retries);
+	}
+	atomic_store(&s.phase, 3);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(munmap(r, pagesz), 0);
+	CHECK_EQ(close(fd), 0);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc != 2) {
-		fprintf(stderr, "usage: kmwait_vmtest loaded|unloaded (inside the test VM only)\n");
+		fprintf(stderr, "usage: kmwait_vmtest loaded|unloaded|storewake (inside the test VM only)\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "storewake")) {
+		test_storewake();
+		return 0;
 	}
 	if (!strcmp(argv[1], "unloaded")) {
 		test_unloaded();
