@@ -67,6 +67,7 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 #include <linux/vmalloc.h>
+#include <asm/asm.h>
 #include <asm/cpufeature.h>
 #include <asm/hardirq.h>
 #include <asm/mwait.h>
@@ -625,6 +626,31 @@ static bool hws_hint_ok(unsigned int hint, unsigned int edx)
 					    MWAIT_SUBSTATE_MASK);
 }
 
+/*
+ * Does MWAIT with ECX[0]=1 work, whatever CPUID says?  QEMU's software
+ * emulation advertises it but raises #GP: the exception-table entry skips
+ * the faulting MWAIT instead of oopsing.  The store after MONITOR ends the
+ * MWAIT at once where the monitor works; a pending interrupt otherwise.
+ */
+static bool __init hws_mwait_ecx1_works(void)
+{
+	static u32 probe_word;
+	int ok = 0;
+
+	raw_local_irq_disable();
+	__monitor(&probe_word, 0, 0);
+	WRITE_ONCE(probe_word, 1);
+	asm volatile("1: .byte 0x0f, 0x01, 0xc9\n\t"	/* mwait %eax, %ecx */
+		     "movl $1, %0\n"
+		     "2:\n"
+		     _ASM_EXTABLE(1b, 2b)
+		     : "+r" (ok)
+		     : "a" (0), "c" (MWAIT_ECX_INTERRUPT_BREAK)
+		     : "memory");
+	raw_local_irq_enable();
+	return ok;
+}
+
 static int __init hws_init(void)
 {
 	unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -658,6 +684,9 @@ static int __init hws_init(void)
 		if ((ecx & (CPUID5_ECX_EXTENSIONS_SUPPORTED | CPUID5_ECX_INTERRUPT_BREAK)) !=
 		    (CPUID5_ECX_EXTENSIONS_SUPPORTED | CPUID5_ECX_INTERRUPT_BREAK))
 			pr_warn("exit_stats=1 ignored: MWAIT cannot take masked interrupts as break events here (CPUID.05H:ECX %#x)\n",
+				ecx);
+		else if (!hws_mwait_ecx1_works())
+			pr_warn("exit_stats=1 ignored: MWAIT with ECX[0]=1 faults although CPUID.05H:ECX (%#x) offers it (QEMU's software emulation does this)\n",
 				ecx);
 		else
 			exit_stats_ok = true;

@@ -46,3 +46,16 @@ build_module() {
 	fi
 	cp "$out/kmod/hwsync_mwait.ko" "$out/"
 }
+
+# make_initramfs SRCROOT WORK VMTEST: WORK/initramfs.cpio.gz with a static
+# busybox, vm_init.sh as /init, WORK/module/hwsync_mwait.ko and VMTEST.
+make_initramfs() {
+	local root=$1 work=$2 vmtest=$3 d=$2/initramfs
+	rm -rf "$d" && mkdir -p "$d"/{bin,dev,proc,sys}
+	cp /bin/busybox "$d/bin/"
+	ln -s busybox "$d/bin/sh"
+	cp "$work/module/hwsync_mwait.ko" "$vmtest" "$d/"
+	cp "$root/tests/kmod/vm_init.sh" "$d/init"
+	chmod +x "$d/init"
+	(cd "$d" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.cpio.gz"
+}

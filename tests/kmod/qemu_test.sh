@@ -19,13 +19,7 @@ command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
 	skip "no static /bin/busybox (busybox-static)"
 
 build_module "$root" "$work/module"
-rm -rf "$work/initramfs" && mkdir -p "$work/initramfs"/{bin,dev,proc,sys}
-cp /bin/busybox "$work/initramfs/bin/"
-ln -s busybox "$work/initramfs/bin/sh"
-cp "$work/module/hwsync_mwait.ko" "$vmtest" "$work/initramfs/"
-cp "$root/tests/kmod/vm_init.sh" "$work/initramfs/init"
-chmod +x "$work/initramfs/init"
-(cd "$work/initramfs" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.cpio.gz"
+make_initramfs "$root" "$work" "$vmtest"
 
 # boot NAME CPU EXTRA-CMDLINE: run the VM, log to WORK/NAME.log, check the marker.
 boot() {
@@ -35,7 +29,7 @@ boot() {
 		-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 rdinit=/init loglevel=4 $extra" \
 		-nographic -no-reboot -monitor none </dev/null >"$log" 2>&1 || rc=$?
 	tr -d '\r' <"$log" | grep -vE "^\[ *[0-9.]+\] (Run|Fre|RAS|x86|Key|Loading compiled|clocksource)" |
-		sed -n '/KMOD-VM\|kmwait\|hwsync\|CHECK\|info:\|mmap:\|bad args\|timeouts:\|wake:\|signals:\|yields:\|halt:\|permission:\|library:\|unload\|Kernel panic\|BUG\|WARNING/p' >&2
+		sed -n '/KMOD-VM\|kmwait\|hwsync\|CHECK\|info:\|mmap:\|bad args\|timeouts:\|wake:\|signals:\|yields:\|halt:\|permission:\|library:\|unload\|exit_stats\|storewake\|misarm\|Kernel panic\|BUG\|WARNING/p' >&2
 	echo "$name: qemu exit $rc after $((SECONDS - t0)) s (log: $log)" >&2
 	if tr -d '\r' <"$log" | grep -q "^KMOD-VM-RESULT PASS"; then
 		return 0
