@@ -163,8 +163,8 @@ static bool hws_must_stop(const struct hws_waiter *w)
 
 /*
  * Interrupts this CPU has taken: device interrupts (kstat) and the x86
- * system vectors (timer, IPIs, NMIs...), the fields of irq_cpustat_t that
- * /proc/interrupts sums.  Only compared with itself on the same CPU.
+ * system vectors (timer, IPIs, NMIs...), the per-CPU counters the kernel
+ * adds up for /proc/stat.  Only compared with itself on the same CPU.
  */
 static unsigned long hws_irq_count(void)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure the Debian packages a make target needs are present.
-#   scripts/deps.sh build|test|demo|tsan|arm64|kmod
+#   scripts/deps.sh build|test|demo|tsan|arm64|kmod|kmod-bochs
 # As root with apt-get available, installs what is missing; otherwise stops
 # with a message naming the packages to install.
 set -euo pipefail
@@ -13,7 +13,9 @@ case "$what" in
   tsan)  pkgs+=(clang libclang-rt-dev) ;;   # libclang-rt-dev: the TSan runtime (a Recommends)
   arm64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user) ;;
   kmod)  pkgs+=(linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod) ;;
-  *) echo "deps.sh: unknown target '$what' (build, test, demo, tsan, arm64, kmod)" >&2; exit 2 ;;
+  kmod-bochs) pkgs+=(linux-headers-amd64 linux-image-amd64 busybox-static cpio kmod
+                     bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso bsdutils) ;;
+  *) echo "deps.sh: unknown target '$what' (build, test, demo, tsan, arm64, kmod, kmod-bochs)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -536,57 +537,85 @@ static void test_unloaded(void)
 	printf("unloaded: %s\n", hws_last_error());
 }
 
-/* ---- storewake: which event ended each MWAIT ---------------------------- */
+/* ---- storewake: which event ended each MWAIT ----------------------------
+ *
+ * The waiter (this process, CPU 0) sleeps in WAIT_STATS; a storer process on
+ * CPU 1 writes the word.  The storer is a separate process that maps the
+ * page afresh for every store: Bochs only sees a store to a monitored line
+ * when the storing CPU's TLB entry was filled after MONITOR was armed (it
+ * denies direct access to a monitored page at TLB fill, and MONITOR does not
+ * flush the other CPU's entries for the page).  A fresh mapping gives a fresh
+ * entry; unmapping it flushes only CPU 1, since no thread of the storer runs
+ * on CPU 0, so no TLB shoot-down interrupt reaches the waiter.  Real CPUs
+ * watch the physical line whatever the TLBs hold. */
 
-struct sw {
-	int fd;
-	struct hws_mwait_stats st;
-	_Atomic int phase;   /* 0 idle, 1 the waiter should wait, 2 it returned, 3 quit */
-	int rc;
+struct sw_ctl {
+	_Atomic int phase;       /* 1: store after delay_ns; 2: the waiter returned;
+				    0: the storer is done with the round; 3: quit */
+	int by_addr;             /* 0: device region (the fd); 1: the memfd */
+	uint64_t off;            /* byte offset of the word in its page */
+	uint64_t delay_ns;
+	_Atomic uint64_t stored_ns;  /* when the store was made */
 };
 
-static void *sw_waiter(void *p)
+static void sw_storer(struct sw_ctl *c, int devfd, int memfd, size_t pagesz)
 {
-	struct sw *s = p;
 	int ph;
 
-	pin_self(0);
-	/* Spin on our own CPU: the storer is on the other one. */
-	while ((ph = atomic_load(&s->phase)) != 3) {
+	prctl(PR_SET_PDEATHSIG, SIGKILL);    /* a failing waiter takes us along */
+	pin_self(1);
+	while ((ph = atomic_load(&c->phase)) != 3) {
 		if (ph != 1)
 			continue;
-		s->rc = ioctl(s->fd, HWS_MWAIT_IOC_WAIT_STATS, &s->st) == 0 ? 0 : errno;
-		atomic_store(&s->phase, 2);
+		test_spin_ns(c->delay_ns);   /* the waiter arms and sleeps meanwhile */
+		void *p = mmap(NULL, pagesz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       c->by_addr ? memfd : devfd, 0);
+		if (p == MAP_FAILED)
+			_exit(3);
+		atomic_store(&c->stored_ns, test_now_ns());
+		atomic_store((_Atomic uint32_t *)((char *)p + c->off), 1);
+		/* Unmap only once the waiter is back: should the flush reach its
+		 * CPU, it must not be what ends the MWAIT. */
+		while (atomic_load(&c->phase) == 1)
+			;
+		munmap(p, pagesz);
+		atomic_store(&c->phase, 0);
 	}
-	return NULL;
+	_exit(0);
 }
 
 static const char *exit_name(uint32_t e)
 {
 	return e == HWS_MWAIT_EXIT_QUIET ? "no interrupt (monitor)" :
-	       e == HWS_MWAIT_EXIT_IRQ ? "interrupt" : "no MWAIT after the store";
+	       e == HWS_MWAIT_EXIT_IRQ ? "an interrupt" : "no MWAIT after the store";
 }
 
-/* One wait on *word (line `index` or the address), a store `delay_ns` later;
- * returns the statistics.  The waiter runs on CPU 0, we store from CPU 1. */
-static struct hws_mwait_stats sw_round(struct sw *s, _Atomic uint32_t *word, int by_addr,
-				       uint32_t index, uint64_t delay_ns)
+/* One wait on *word (line `index`, or its address), stored to `delay_ns`
+ * after the start; returns the statistics. */
+static struct hws_mwait_stats sw_round(int fd, struct sw_ctl *c, _Atomic uint32_t *word,
+				       int by_addr, uint32_t index, uint64_t off, uint64_t delay_ns,
+				       uint64_t *woke_after_ns)
 {
+	struct hws_mwait_stats st = { .by_addr = (uint32_t)by_addr };
+	int rc;
+
+	st.wait.index = index;
+	st.wait.addr = (uintptr_t)word;
+	st.wait.expected = 0;
+	st.wait.timeout_ns = 60000 * MS;      /* a lost wake-up fails, it does not hang */
 	atomic_store(word, 0);
-	memset(&s->st, 0, sizeof s->st);
-	s->st.by_addr = (uint32_t)by_addr;
-	s->st.wait.index = index;
-	s->st.wait.addr = (uintptr_t)word;
-	s->st.wait.expected = 0;
-	s->st.wait.timeout_ns = 60000 * MS;   /* a lost wake-up fails, it does not hang */
-	atomic_store(&s->phase, 1);
-	test_spin_ns(delay_ns);               /* the waiter arms and sleeps meanwhile */
-	atomic_store(word, 1);
-	while (atomic_load(&s->phase) != 2)
+	c->by_addr = by_addr;
+	c->off = off;
+	c->delay_ns = delay_ns;
+	atomic_store(&c->stored_ns, 0);
+	atomic_store(&c->phase, 1);
+	rc = ioctl(fd, HWS_MWAIT_IOC_WAIT_STATS, &st) == 0 ? 0 : errno;
+	*woke_after_ns = test_now_ns() - atomic_load(&c->stored_ns);
+	CHECK_EQ(rc, 0);
+	atomic_store(&c->phase, 2);
+	while (atomic_load(&c->phase) != 0)
 		;
-	atomic_store(&s->phase, 0);
-	CHECK_EQ(s->rc, 0);
-	return s->st;
+	return st;
 }
 
 struct sw_tally {
@@ -598,14 +627,16 @@ struct sw_tally {
  * (then the round is repeated, at most twice); a store that came before the
  * monitor was armed proves nothing (repeated with a longer delay).  A monitor
  * that does not watch the word's line fails every repetition. */
-static void sw_target(struct sw *s, _Atomic uint32_t *word, int by_addr, uint32_t index,
-		      const char *what, struct sw_tally *t)
+static void sw_target(int fd, struct sw_ctl *c, _Atomic uint32_t *word, int by_addr,
+		      uint32_t index, uint64_t off, const char *what, struct sw_tally *t)
 {
 	uint64_t delay = 1 * MS;
 	unsigned irq_rounds = 0;
 
 	for (int attempt = 0;; attempt++) {
-		struct hws_mwait_stats st = sw_round(s, word, by_addr, index, delay);
+		uint64_t woke_after;
+		struct hws_mwait_stats st = sw_round(fd, c, word, by_addr, index, off, delay,
+						     &woke_after);
 		t->mwaits += st.mwaits;
 		t->irq_exits += st.irq_exits;
 		CHECK_EQ(st.mwaits, st.quiet_exits + st.irq_exits);
@@ -624,9 +655,10 @@ static void sw_target(struct sw *s, _Atomic uint32_t *word, int by_addr, uint32_
 				continue;
 		}
 		printf("FAIL storewake: %s: the MWAIT after the store ended with %s in %u of %d"
-		       " rounds (last: %u MWAITs, interrupt mask %#llx): the monitor did not see"
-		       " the store\n", what, exit_name(st.last_exit), irq_rounds, attempt + 1,
-		       st.mwaits, (unsigned long long)st.irq_mask);
+		       " rounds (last: %u MWAITs, interrupt mask %#llx, back %llu us after the"
+		       " store): the monitor did not see the store\n", what,
+		       exit_name(st.last_exit), irq_rounds, attempt + 1, st.mwaits,
+		       (unsigned long long)st.irq_mask, (unsigned long long)(woke_after / 1000));
 		exit(1);
 	}
 	t->targets++;
@@ -634,11 +666,8 @@ static void sw_target(struct sw *s, _Atomic uint32_t *word, int by_addr, uint32_
 
 static void test_storewake(void)
 {
-	static _Atomic uint32_t page[1024] __attribute__((aligned(4096)));
 	int fd = dev_open();
 	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE);
-	struct sw s = { .fd = fd };
-	pthread_t t;
 	char what[64];
 
 	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_INFO, &info), 0);
@@ -653,6 +682,12 @@ static void test_storewake(void)
 	void *r = mmap(NULL, pagesz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	CHECK(r != MAP_FAILED);
 	uint32_t nlines = (uint32_t)(pagesz / info.line_size);
+	/* The user words: a page of shared memory the storer can map too. */
+	int memfd = (int)syscall(SYS_memfd_create, "storewake", 0);
+	CHECK(memfd >= 0);
+	CHECK_EQ(ftruncate(memfd, (off_t)pagesz), 0);
+	char *user = mmap(NULL, pagesz, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(user != MAP_FAILED);
 
 	/* Bad requests. */
 	struct hws_mwait_stats bad = { .by_addr = 2 };
@@ -661,6 +696,15 @@ static void test_storewake(void)
 	bad.by_addr = 0, bad.reserved = 1;
 	CHECK_EQ(ioctl(fd, HWS_MWAIT_IOC_WAIT_STATS, &bad), -1);
 	CHECK_EQ(errno, EINVAL);
+
+	struct sw_ctl *c = mmap(NULL, pagesz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				-1, 0);
+	CHECK(c != MAP_FAILED);
+	pid_t storer = fork();
+	CHECK(storer >= 0);
+	if (storer == 0)
+		sw_storer(c, fd, memfd, pagesz);
+	pin_self(0);
 
 	/* Without a store only interrupts (ticks, the deadline) end the MWAITs:
 	 * the classification can say "interrupt". */
@@ -673,23 +717,22 @@ static void test_storewake(void)
 	printf("storewake: a 20 ms wait with no store: %u MWAITs, every one ended by an interrupt\n",
 	       st.mwaits);
 
-	CHECK_EQ(pthread_create(&t, NULL, sw_waiter, &s), 0);
-	pin_self(1);
 	for (int by_addr = 0; by_addr < 2; by_addr++) {
 		struct sw_tally tl = { 0 };
 		for (uint32_t i = 0; i < nlines; i++) {
+			uint64_t off = (uint64_t)i * info.line_size;
 			_Atomic uint32_t *w;
 			if (by_addr) {
 				/* A different word of each line: the line, not the word, is watched. */
-				size_t off = (size_t)i * info.line_size +
-					     ((size_t)i * sizeof(uint32_t)) % info.line_size;
-				w = (_Atomic uint32_t *)((char *)page + off);
-				snprintf(what, sizeof what, "user word at page offset %zu", off);
+				off += ((uint64_t)i * sizeof(uint32_t)) % info.line_size;
+				w = (_Atomic uint32_t *)(user + off);
+				snprintf(what, sizeof what, "user word at page offset %llu",
+					 (unsigned long long)off);
 			} else {
 				w = line(r, i);
 				snprintf(what, sizeof what, "line %u", i);
 			}
-			sw_target(&s, w, by_addr, i, what, &tl);
+			sw_target(fd, c, w, by_addr, i, off, what, &tl);
 			atomic_store(w, 0);
 		}
 		printf("storewake: %s: %u of %u stores ended the MWAIT without an interrupt"
@@ -698,8 +741,13 @@ static void test_storewake(void)
 		       by_addr ? "pinned user words" : "monitored lines", tl.quiet, tl.targets,
 		       tl.mwaits, tl.irq_exits, tl.irq_retries, tl.early_retries);
 	}
-	atomic_store(&s.phase, 3);
-	CHECK_EQ(pthread_join(t, NULL), 0);
+	int wst;
+	atomic_store(&c->phase, 3);
+	CHECK_EQ(waitpid(storer, &wst, 0), storer);
+	CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+	CHECK_EQ(munmap(c, pagesz), 0);
+	CHECK_EQ(munmap(user, pagesz), 0);
+	CHECK_EQ(close(memfd), 0);
 	CHECK_EQ(munmap(r, pagesz), 0);
 	CHECK_EQ(close(fd), 0);
 }
