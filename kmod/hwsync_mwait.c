@@ -197,6 +197,9 @@ static unsigned long hws_irq_count(void)
 /*
  * Arm MONITOR on the word's line.  The one place that chooses the address:
  * both MWAIT paths use it, so the exit statistics test the real arming.
+ * With statistics (a debug mode, run under emulators) the line's TLB entry
+ * is dropped first: Bochs 2.7 arms MONITOR at the physical address of its
+ * last TLB miss when the linear address hits its TLB.  Harmless elsewhere.
  */
 static void hws_arm(const struct hws_waiter *w)
 {
@@ -204,6 +207,8 @@ static void hws_arm(const struct hws_waiter *w)
 
 	if (unlikely(test_misarm))	/* the neighbour in the same page */
 		line = (const void *)((unsigned long)w->word ^ line_size);
+	if (w->st)
+		asm volatile("invlpg (%0)" : : "r" (line) : "memory");
 	if (static_cpu_has_bug(X86_BUG_CLFLUSH_MONITOR)) {
 		mb();
 		clflush((void *)line);

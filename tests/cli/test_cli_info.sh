@@ -6,7 +6,8 @@ hws=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$("$hws" info)
-for word in vendor WAITPKG MONITORX "Wait policies" adaptive futex "Topology"; do
+for word in vendor WAITPKG MONITORX "Wait policies" adaptive futex "Topology" \
+            "Hardware waits: checks passed"; do
   grep -q "$word" <<<"$out" || fail "info text lacks '$word'"
 done
 
@@ -29,6 +30,11 @@ for p in d["policies"]:
     assert set(p) == {"name", "available", "reason"}, p
     assert (p["reason"] is None) == p["available"], p
 assert isinstance(d["locks"], list) and isinstance(d["barriers"], list)
+hw = d["hw_checks"]
+assert set(hw) == {"umwait", "tpause", "mwaitx", "wfe", "kmwait"}, hw
+for n, c in hw.items():
+    assert c["level"] in ("hardware", "emulated-store-wake", "emulated", "compiled"), (n, c)
+    assert c["detail"], n
 assert d["tsc"]["hz"] > 0
 PY
 rm -f /tmp/hws-info.$$.json
