@@ -5,14 +5,14 @@
 # a correctly armed monitor from a wrong one.  Bochs models the monitor (a
 # write to the armed line ends MWAIT), so this boots Debian's kernel there,
 # from an isolinux CD image, with two CPUs of a model that has MONITOR/MWAIT
-# (Haswell: Debian 12's kernel hangs early on Bochs' tigerlake and ryzen),
+# (Haswell: Debian 12's kernel stops early on Bochs' tigerlake and ryzen),
 # and runs `kmwait_vmtest storewake` with the module's exit statistics on:
 # for every line of a mapped page and every line of a pinned user page, the
 # MWAIT that follows the store must end without an interrupt.  Then it loads
 # the module with test_misarm=1 (MONITOR on the line next door) and requires
-# the same test to fail.  Slow: Bochs interprets every instruction, the
-# kernel's own decompression alone is several billion, so the run takes about
-# 3 minutes.  Installs its Debian packages with scripts/deps.sh kmod-bochs (as
+# the same test to fail.  Slow: Bochs interprets every instruction (the
+# kernel's own decompression alone is several billion), so the run takes
+# about 3 minutes.  Installs its Debian packages with scripts/deps.sh kmod-bochs (as
 # root) and skips (77) with one line when they are missing all the same.
 set -euo pipefail
 root=$1 work=$2 vmtest=$3
