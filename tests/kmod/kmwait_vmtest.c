@@ -558,6 +558,8 @@ struct sw_ctl {
 	_Atomic uint64_t stored_ns;  /* when the store was made */
 };
 
+static pid_t sw_storer_pid;
+
 static void sw_storer(struct sw_ctl *c, int devfd, int memfd, size_t pagesz)
 {
 	int ph;
@@ -659,6 +661,9 @@ static void sw_target(int fd, struct sw_ctl *c, _Atomic uint32_t *word, int by_a
 		       " store): the monitor did not see the store\n", what,
 		       exit_name(st.last_exit), irq_rounds, attempt + 1, st.mwaits,
 		       (unsigned long long)st.irq_mask, (unsigned long long)(woke_after / 1000));
+		/* Reap the storer: its descriptor must not keep the module busy. */
+		kill(sw_storer_pid, SIGKILL);
+		waitpid(sw_storer_pid, NULL, 0);
 		exit(1);
 	}
 	t->targets++;
@@ -704,6 +709,7 @@ static void test_storewake(void)
 	CHECK(storer >= 0);
 	if (storer == 0)
 		sw_storer(c, fd, memfd, pagesz);
+	sw_storer_pid = storer;
 	pin_self(0);
 
 	/* Without a store only interrupts (ticks, the deadline) end the MWAITs:
