@@ -1,7 +1,7 @@
 /* Acquisition timelines as Chrome trace-event JSON (chrome://tracing,
  * https://ui.perfetto.dev): one process per row, one track per thread, a
  * "wait" slice from entry to acquired and a "hold" slice from acquired to
- * release.  Paper 003 Figs. 28-30 are such timelines. */
+ * release.  [RAINA] Figs. 28-30 are such timelines. */
 #ifndef HWS_BENCH_CHROME_TRACE_H
 #define HWS_BENCH_CHROME_TRACE_H
 

@@ -1,5 +1,5 @@
 /* asym: fine-grained barrier synchronization of two threads with unequal
- * work.  Reproduces paper 000 Fig. 4 (Fig. 3b): the heavy thread does 10
+ * work.  Reproduces [AK08] Fig. 4 (Fig. 3b): the heavy thread does 10
  * units of a 10x10 matrix multiply per iteration, the light one 0..10 units,
  * and they meet at a barrier every iteration; throughput per barrier. */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include "bench/harness.h"
 #include "bench/peers.h"
 
-#define ASYM_HEAVY 10   /* units the heavy thread does (paper 000) */
+#define ASYM_HEAVY 10   /* units the heavy thread does ([AK08]) */
 #define ASYM_N 10       /* a unit: one 10 x 10 matrix multiply */
 #define ASYM_BATCH 64   /* iterations per sample */
 
@@ -154,7 +154,7 @@ static int asym_setup(struct bench_ctx *ctx)
 static const struct bench_exp asym = {
 	.name = "asym",
 	.title = "barrier throughput with asymmetric work",
-	.reproduces = "paper 000 Fig. 4 (Fig. 3b)",
+	.reproduces = "[AK08] Fig. 4 (Fig. 3b)",
 	.help =
 "    Two threads loop, meeting at a barrier every iteration.  The heavy thread\n"
 "    does 10 units of work per iteration, the light one --light units (a unit is\n"

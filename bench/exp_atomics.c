@@ -1,6 +1,6 @@
 /* atomics: latency of CAS, TAS (xchg), FAI, load and store on one shared
- * cache line vs thread count and placement.  Reproduces paper 003 Sec. 4.1
- * (Figs. 3-8), in the manner of ccbench: every thread issues the same
+ * cache line vs thread count and placement.  Reproduces [RAINA] Sec. 4.1
+ * (Figs. 3-8), in the manner of [CCBENCH]'s ccbench: every thread issues the same
  * operation on the same line back to back and times them with the TSC, a
  * batch of BATCH at a time: on a VM the TSC may tick in steps (26 cycles =
  * 10 ns here) as long as one operation, so one sample is a batch's time over
@@ -160,7 +160,7 @@ static void atomics_cleanup(struct bench_cell *c)
 static const struct bench_exp atomics = {
 	.name = "atomics",
 	.title = "latency of atomic operations on one shared line",
-	.reproduces = "paper 003 Sec. 4.1, Figs. 3-8",
+	.reproduces = "[RAINA] Sec. 4.1, Figs. 3-8",
 	.help =
 "    Every thread runs the same operation on the same cache line, back to back,\n"
 "    for --duration, and times each operation with the TSC (the cost of reading\n"
@@ -168,7 +168,7 @@ static const struct bench_exp atomics = {
 "    count x placement.  With one thread the line stays in that core's cache;\n"
 "    with more the line moves between the cores on every read-modify-write, and\n"
 "    the latency grows with the number of threads and with their distance\n"
-"    (paper 003: CAS across sockets ~2x within one).\n"
+"    ([RAINA]: CAS across sockets ~2x within one).\n"
 "\n"
 "    cas    compare-and-swap of the value just read (lock cmpxchg)\n"
 "    tas    test-and-set as an exchange (xchg)\n"

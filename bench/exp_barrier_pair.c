@@ -1,5 +1,5 @@
 /* barrier-pair: a heavy thread works, a light one waits at the barrier.
- * Reproduces paper 000 Table 2 (Fig. 3a): Twork, Twakeup, Tcall of a barrier.
+ * Reproduces [AK08] Table 2 (Fig. 3a): Twork, Twakeup, Tcall of a barrier.
  *
  * Each round the heavy thread does a fixed matrix multiply and enters the
  * barrier; the light thread is already waiting in it.  Twakeup runs from the
@@ -133,7 +133,7 @@ static int pair_add(struct bench_ctx *ctx, const char *impl, const char *policy,
 }
 
 static const struct bench_xopt pair_xopts[] = {
-	{ "n", "160", "96", "matrix size of the heavy thread's job (n x n doubles; paper 000 "
+	{ "n", "160", "96", "matrix size of the heavy thread's job (n x n doubles; [AK08] "
 	  "used 512)" },
 	{ NULL, NULL, NULL, NULL },
 };
@@ -164,7 +164,7 @@ static int pair_setup(struct bench_ctx *ctx)
 static const struct bench_exp barrier_pair = {
 	.name = "barrier-pair",
 	.title = "two-thread barrier: Twork, Twakeup, Tcall",
-	.reproduces = "paper 000 Table 2 (Fig. 3a)",
+	.reproduces = "[AK08] Table 2 (Fig. 3a)",
 	.help =
 "    Two threads meet at a barrier every round.  The heavy thread does a fixed\n"
 "    floating-point job (an n x n matrix multiply) and then enters the barrier;\n"

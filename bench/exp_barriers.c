@@ -1,5 +1,5 @@
 /* barriers: the cost of a barrier episode when every thread works a fixed
- * time between barriers.  Reproduces paper 004 Figs. 5-6 (barrier overhead
+ * time between barriers.  Reproduces [AKKAN13] Figs. 5-6 (barrier overhead
  * with 1 us and 250 us of work per thread).
  *
  * Every thread loops: work W (a compute loop timed by the TSC), barrier.
@@ -232,7 +232,7 @@ static int br_setup(struct bench_ctx *ctx)
 static const struct bench_exp barriers_exp = {
 	.name = "barriers",
 	.title = "barrier overhead per episode with fixed work between barriers",
-	.reproduces = "paper 004 Figs. 5-6",
+	.reproduces = "[AKKAN13] Figs. 5-6",
 	.help =
 "    T threads each work W (a compute loop timed by the TSC: --work) and then\n"
 "    meet at a barrier, --episodes times per repetition or until --duration has\n"

@@ -1,6 +1,6 @@
 /* interference: how much do waiting threads slow a thread that works beside
  * them, and how quickly do they notice the lock they wait for is free?
- * Reproduces paper 001 (spin-lock loops beside active kernels; Figs. 4-9).
+ * Reproduces [T2SPIN] (spin-lock loops beside active kernels; Figs. 4-9).
  *
  * One thread runs an active kernel; 1..N threads wait on a lock word that a
  * holder thread keeps held and releases every --period (store + wake; the
@@ -212,13 +212,13 @@ static int intf_setup(struct bench_ctx *ctx)
 static const struct bench_exp interference = {
 	.name = "interference",
 	.title = "waiters' interference with an active thread, and their responsiveness",
-	.reproduces = "paper 001 Figs. 4-9",
+	.reproduces = "[T2SPIN] Figs. 4-9",
 	.help =
 "    One thread runs an active kernel; beside it 1..N threads (--threads) wait\n"
 "    for a lock held by a holder thread, which releases it every --period (the\n"
 "    word is a generation counter: released and at once held again).  The\n"
 "    waiters wait with hws_wait_while_eq32 under each wait policy: plain spin,\n"
-"    pause, backoff, the long-latency delay loops of paper 001 (delay-div,\n"
+"    pause, backoff, the long-latency delay loops of [T2SPIN] (delay-div,\n"
 "    delay-fdiv, delay-cas, delay-miss), yield, futex, adaptive ...  'alone' is\n"
 "    the kernel with the holder but no waiters: the reference for slowdown.\n"
 "    Placement smt puts the waiters on the kernel's SMT siblings (the paper's\n"

@@ -1,6 +1,6 @@
 /* locks: threads contend for one lock around a critical section of volatile
- * increments.  Reproduces paper 003 Sec. 4.2 (Figs. 28-30: stages and
- * acquisition timelines) and paper 004 Fig. 1 (throughput vs threads).
+ * increments.  Reproduces [RAINA] Sec. 4.2 (Figs. 28-30: stages and
+ * acquisition timelines) and [AKKAN13] Fig. 1 (throughput vs threads).
  *
  * Every thread loops: read the TSC (entry), acquire, read the TSC (acquired),
  * CS increments of a shared volatile counter, read the TSC, release.  A row
@@ -481,7 +481,7 @@ static const struct bench_xopt lk_xopts[] = {
 static const struct bench_exp locks_exp = {
 	.name = "locks",
 	.title = "lock acquisition latency, throughput, fairness, stages, timeline",
-	.reproduces = "paper 003 Sec. 4.2 and Figs. 28-30; paper 004 Fig. 1",
+	.reproduces = "[RAINA] Sec. 4.2 and Figs. 28-30; [AKKAN13] Fig. 1",
 	.help =
 "    T threads contend for one lock.  Each loops: entry (TSC), acquire, acquired\n"
 "    (TSC), a critical section of --cs volatile increments of a shared counter,\n"
@@ -520,7 +520,7 @@ static const struct bench_exp locks_exp = {
 "    min_max      fewest / most acquisitions of any thread\n"
 "    drain        from the end of the window until the last thread left\n"
 "    first_try, after_spin, after_sleep\n"
-"                 hwsync rows, paper 003's stages: % of acquisitions that succeeded\n"
+"                 hwsync rows, [RAINA]'s stages: % of acquisitions that succeeded\n"
 "                 on the first atomic, after spinning, after sleeping in the kernel\n"
 "    syscalls     hwsync rows: futex calls (waiters and wakers) per acquisition\n"
 "    max_spins    hwsync rows: longest spin of one acquisition, in polls\n"
@@ -530,7 +530,7 @@ static const struct bench_exp locks_exp = {
 "    acquisition), so by default they are taken in the warmup rounds only.\n"
 "    --trace FILE writes the timeline of the first measured repetition of every\n"
 "    row (\"wait\" slices from entry to acquired, \"hold\" slices while held;\n"
-"    one process per row, one track per thread), paper 003 Figs. 28-30.\n"
+"    one process per row, one track per thread), [RAINA] Figs. 28-30.\n"
 "\n"
 "    Oversubscribed with explicit CPUs: --cpus 0,1 --threads 8 --oversub 0.\n",
 	.impls = BENCH_LOCK_IMPLS,

@@ -1,6 +1,6 @@
 /* spr: speculative precomputation.  A helper thread runs ahead of the worker
  * and loads the data the worker's next phase will read; a barrier after every
- * phase keeps it exactly one phase ahead (paper 000 Sec. 4.4).  Speedup over
+ * phase keeps it exactly one phase ahead ([AK08] Sec. 4.4).  Speedup over
  * the serial computation, per barrier implementation, on LU decomposition,
  * transitive closure and sparse matrix-vector multiply (bench/spr_kernels.c).
  * Every result is compared with the serial one; a difference is an error. */
@@ -255,7 +255,7 @@ static int spr_setup(struct bench_ctx *ctx)
 static const struct bench_exp spr_exp = {
 	.name = "spr",
 	.title = "speculative precomputation: a prefetching helper throttled by barriers",
-	.reproduces = "paper 000 Sec. 4.4",
+	.reproduces = "[AK08] Sec. 4.4",
 	.help =
 "    A worker computes a kernel phase by phase; a helper thread runs one phase\n"
 "    ahead and loads what the worker's next phase will read (one word a cache\n"

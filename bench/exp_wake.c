@@ -1,5 +1,5 @@
 /* wake: condition wait / notify between a worker and a waiter.  Reproduces
- * paper 000 Table 1 (Twork, Twakeup, Tcall); with short waits as well, where
+ * [AK08] Table 1 (Twork, Twakeup, Tcall); with short waits as well, where
  * spinning can win.
  *
  * Each round: the waiter announces it is about to wait (armed = r) and
@@ -329,7 +329,7 @@ static const struct bench_xopt wake_xopts[] = {
 	{ "waits", "long,short,pingpong", NULL, "which waits to run: long (--long-n), short "
 	  "(--short-n),\n        pingpong (no work: two threads take turns)" },
 	{ "long-n", "160", "96", "matrix size n of the long wait's job (n x n doubles, one "
-	  "multiply: ~n^3 multiply-adds; paper 000 used 512)" },
+	  "multiply: ~n^3 multiply-adds; [AK08] used 512)" },
 	{ "short-n", "12", NULL, "matrix size n of the short wait's job (microseconds)" },
 	{ NULL, NULL, NULL, NULL },
 };
@@ -391,7 +391,7 @@ static int wake_setup(struct bench_ctx *ctx)
 static const struct bench_exp wake = {
 	.name = "wake",
 	.title = "condition wait/notify: Twork, Twakeup, Tcall",
-	.reproduces = "paper 000 Table 1 (and short waits)",
+	.reproduces = "[AK08] Table 1 (and short waits)",
 	.help =
 "    Two threads: a worker does a fixed floating-point job (an n x n matrix\n"
 "    multiply) while a waiter waits to be notified of its end.  Each round the\n"

@@ -1,4 +1,4 @@
-/* Active kernels (paper 001 Sec. 4): integer add, 64-bit multiply,
+/* Active kernels ([T2SPIN] Sec. 4): integer add, 64-bit multiply,
  * unpredictable branches, L1-hit and L2-hit pointer chases, integer and FP
  * matrix-vector products, quicksort, hash-table lookups.  Each unit is a
  * dependent chain so the compiler cannot collapse it. */

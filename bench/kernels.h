@@ -1,4 +1,4 @@
-/* The active kernels of paper 001: small compute loops whose speed shows how
+/* The active kernels of [T2SPIN]: small compute loops whose speed shows how
  * much a waiting thread beside them takes from the core.  One call = one unit
  * of a few microseconds.  State is per thread (kernel_prepare first). */
 #ifndef HWS_BENCH_KERNELS_H

@@ -60,7 +60,7 @@ static inline bool bench_lock_is_hwsync(const char *impl)
 }
 struct bench_lock;
 struct hws_lock_stats;
-/* For n threads (tid 0..n-1); stats: count paper 003's stages (hwsync only).
+/* For n threads (tid 0..n-1); stats: count [RAINA]'s stages (hwsync only).
  * 0, or ENOTSUP/EINVAL with the reason in why (the row is then skipped). */
 int bench_lock_new(struct bench_lock **l, const char *impl, const char *policy, unsigned n,
 		   bool stats, char *why, size_t whylen);

@@ -1,4 +1,4 @@
-/* Kernels for speculative precomputation (paper 000 Sec. 4.4): LU
+/* Kernels for speculative precomputation ([AK08] Sec. 4.4): LU
  * decomposition, transitive closure (Warshall) and sparse matrix-vector
  * multiply, each cut into phases of about `chunk` bytes of data.  The worker
  * runs phase p while the helper runs prefetch(p + 1): plain loads of one word

@@ -3,7 +3,7 @@
  * hwsync_mwait: privileged MONITOR/MWAIT for user-space wait words.
  *
  * The modern form of the "kmem mapper" driver and mwmon_mmap_sleep() system
- * call of paper 000 (Anastopoulos & Koziris, Sec. 3).  A misc device,
+ * call of [AK08] Sec. 3.  A misc device,
  * /dev/hwsync-mwait, that
  *
  *  - maps an array of monitored lines to user space (mmap), one line each,

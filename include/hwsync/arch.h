@@ -153,7 +153,7 @@ static inline void hws_clrex(void)
 }
 #endif
 
-/* ---- long-latency delay operations (paper 001) --------------------------
+/* ---- long-latency delay operations ([T2SPIN]) --------------------------
  * Each performs one operation whose latency is long but which occupies few
  * issue slots, so that a co-running thread keeps the core's fetch bandwidth.
  * They return a value so that the compiler cannot drop them. */

@@ -1,7 +1,7 @@
 /* hwsync barriers, generic over the wait policy.
  *
- * Kinds: "central" (sense-reversing counter), "pair" (paper 000 Listing 2,
- * exactly two threads), "hier" (paper 004: per-group counters from the hwloc
+ * Kinds: "central" (sense-reversing counter), "pair" ([AK08] Listing 2,
+ * exactly two threads), "hier" ([AKKAN13]: per-group counters from the hwloc
  * topology plus one global release word), "dissemination", "tree".
  * Reusable in a loop.  hws_barrier_wait returns HWS_BARRIER_LAST in exactly
  * one caller per episode, 0 in the others, or an errno value.

@@ -1,4 +1,4 @@
-/* hwsync event: condition wait / notify (paper 000), generalised to any number
+/* hwsync event: condition wait / notify ([AK08]), generalised to any number
  * of events per process and any number of waiters.
  *
  *   uint32_t e = hws_event_epoch(ev);     // before checking the condition
@@ -80,7 +80,7 @@ static inline uint32_t hws_event_s_epoch(const struct hws_event_s *ev)
 }
 
 /* Advance the epoch; seq_cst on both so that with the waiter's seq_cst
- * register-then-recheck one side always sees the other (Dekker): either the
+ * register-then-recheck one side always sees the other ([DEKKER]): either the
  * waiter sees the new epoch, or we see it registered and hand it a token. */
 static inline void hws_event_s_notify(struct hws_event_s *ev, int all)
 {

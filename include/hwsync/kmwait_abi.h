@@ -6,7 +6,7 @@
  *
  * Two ways to name the word a thread waits on:
  *
- * 1. Monitored lines (the design of paper 000, Sec. 3).  mmap() the device
+ * 1. Monitored lines (the design of [AK08], Sec. 3).  mmap() the device
  *    MAP_SHARED, offset 0, a whole number of pages: the driver allocates that
  *    many zeroed pages for this open file and maps them.  The region is an
  *    array of lines, each HWS_MWAIT_INFO.line_size bytes (the largest monitor
@@ -97,7 +97,7 @@ struct hws_mwait_stats {
 /* MONITOR/MWAIT on the user word at `addr`. */
 #define HWS_MWAIT_IOC_WAIT_ADDR	_IOWR(HWS_MWAIT_IOC_MAGIC, 0x02, struct hws_mwait_wait)
 /*
- * The "spin-loops-halt" baseline of paper 000: HLT (woken by interrupts only)
+ * The "spin-loops-halt" baseline of [AK08]: HLT (woken by interrupts only)
  * while line `index` holds `expected`; one halted waiter a line (EBUSY).
  */
 #define HWS_MWAIT_IOC_HALT	_IOWR(HWS_MWAIT_IOC_MAGIC, 0x03, struct hws_mwait_wait)

@@ -35,7 +35,7 @@ const char *hws_lock_kind(const hws_lock_t *l);
 /* NULL-terminated list of the kinds hws_lock_create accepts. */
 const char *const *hws_lock_kinds(void);
 
-/* Paper 003's stages of a lock acquisition.  Counting costs nothing unless
+/* [RAINA]'s stages of a lock acquisition.  Counting costs nothing unless
  * enabled for that lock (hws_lock_stats_enable) or globally
  * (hws_lock_stats_enable(NULL, 1) before creating locks). */
 struct hws_lock_stats {

@@ -1,4 +1,4 @@
-/* 1spinner lock (paper 004, Alg. 2): only one waiter polls the lock word.
+/* 1spinner lock ([AKKAN13], Alg. 2): only one waiter polls the lock word.
  *
  * The lock is a head word (free/held) and a tail (last arrival).  A waiter
  * swaps its node into the tail, waits on its predecessor's node until the

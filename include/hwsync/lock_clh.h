@@ -1,4 +1,4 @@
-/* CLH queue lock (Craig; Landin & Hagersten), idle-empty variant.
+/* CLH queue lock ([CLH]), idle-empty variant.
  *
  * A waiter swaps its node into the tail and waits on its predecessor's node
  * until that one is released; the node passed over becomes the acquirer's

@@ -1,4 +1,4 @@
-/* MCS queue lock (Mellor-Crummey & Scott 1991).
+/* MCS queue lock ([MCS91]).
  *
  * Waiters form a linked queue of per-thread nodes; each waits on a word of
  * its own node, and the releaser hands the lock to its successor by writing

@@ -1,4 +1,4 @@
-/* Three-state mutex (Drepper, "Futexes are tricky", mutex 2; musl's form).
+/* Three-state mutex ([DREPPER] mutex 2, in [MUSL]'s form).
  *
  * word: 0 unlocked, 1 locked, 2 locked and maybe waiters.  A waiter swaps in
  * 2 before it waits, so the release knows whether a wake may be needed:

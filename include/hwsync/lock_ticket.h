@@ -1,4 +1,4 @@
-/* Ticket lock (paper 004, Alg. 1): FIFO.
+/* Ticket lock ([AKKAN13], Alg. 1): FIFO.
  *
  * A thread takes a ticket with fetch-and-add on `next` and waits until
  * `owner` equals it; release increments `owner`.  All waiters wait on the

@@ -1,4 +1,4 @@
-/* Test-and-test-and-set lock: the Linux spin-lock loop of paper 001.
+/* Test-and-test-and-set lock ([TTAS]): the Linux spin-lock loop of [T2SPIN].
  *
  * One exchange; if the lock was held, wait (through the policy) while the
  * word reads "held", then exchange again.  Waiters only read the line while

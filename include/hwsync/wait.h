@@ -26,7 +26,7 @@
  * counter in a small hash table keyed by the word's address (seq_cst), then
  * re-reads the word and sleeps only if it still equals old.  The waker stores
  * the word, issues a seq_cst fence and reads the counter.  By the store-buffer
- * (Dekker) argument at least one side sees the other's write: either the waiter
+ * ([DEKKER]) argument at least one side sees the other's write: either the waiter
  * sees the new value and does not sleep, or the waker sees a sleeper and calls
  * FUTEX_WAKE.  Hash collisions only cost an unneeded system call.
  */
@@ -48,7 +48,7 @@ enum hws_wait_kind {
 	HWS_WAIT_SPIN,        /* plain re-read */
 	HWS_WAIT_PAUSE,       /* re-read with PAUSE/YIELD */
 	HWS_WAIT_BACKOFF,     /* exponential backoff in PAUSEs, capped */
-	HWS_WAIT_DELAY_DIV,   /* integer division between reads (paper 001) */
+	HWS_WAIT_DELAY_DIV,   /* integer division between reads ([T2SPIN]) */
 	HWS_WAIT_DELAY_FDIV,  /* FP division between reads */
 	HWS_WAIT_DELAY_CAS,   /* CAS on a private line between reads */
 	HWS_WAIT_DELAY_MISS,  /* cache-missing load between reads */

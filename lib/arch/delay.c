@@ -1,4 +1,4 @@
-/* Long-latency delay operations of paper 001: each takes tens to hundreds of
+/* Long-latency delay operations of [T2SPIN]: each takes tens to hundreds of
  * cycles while issuing a single instruction, so a waiter that runs one between
  * two reads of the lock word leaves the core's fetch and issue bandwidth to the
  * thread beside it.  The operands come through volatile or thread-local state

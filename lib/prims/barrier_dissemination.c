@@ -1,4 +1,4 @@
-/* dissemination (Hensgen, Finkel & Manber): ceil(log2 n) rounds; in round r
+/* dissemination ([HFM88]): ceil(log2 n) rounds; in round r
  * thread i signals thread (i + 2^r) mod n and waits for the signal of thread
  * (i - 2^r) mod n.  After the last round every thread has heard, directly or
  * through a chain of release/acquire pairs, from every other thread.

@@ -1,4 +1,4 @@
-/* hier: the two-level barrier of paper 004.  One arrival counter per group
+/* hier: the two-level barrier of [AKKAN13].  One arrival counter per group
  * and one global release word.  A thread arrives at its group's counter; the
  * last of the group arrives at the global counter; the last group's last
  * thread publishes the next episode on the release word.  Every other thread

@@ -1,4 +1,4 @@
-/* pair: the barrier of paper 000 (Listing 2), for exactly two threads.
+/* pair: the barrier of [AK08] (Listing 2), for exactly two threads.
  *
  * An arriving thread takes the barrier's lock and counts itself.  The first
  * one reads the notify word, releases the lock and waits for the word to

@@ -1,5 +1,5 @@
 /* tree: a static combining tree with fan-in 4 for arrival and one global
- * release word (as the MCS tree barrier with a central wake-up flag).
+ * release word (as [MCS91]'s tree barrier with a central wake-up flag).
  *
  * Slot i's children are 4i+1 .. 4i+4.  A thread waits until each child has
  * arrived, then marks its own arrival for its parent; the root (slot 0) then

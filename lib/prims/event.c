@@ -1,4 +1,4 @@
-/* event: condition wait / notify over any wait policy (paper 000, generalised).
+/* event: condition wait / notify over any wait policy ([AK08], generalised).
  *
  * State (struct hws_event_s in event.h):
  *   seq      the epoch, advanced by every notify; waiters wait while it equals

@@ -1,6 +1,6 @@
 /* adaptive policy: spin, then the best hardware wait, then futex.
  *
- * The rule (competitive spinning, Karlin et al. 1991): spinning for as long
+ * The rule (competitive spinning, [KARLIN91]): spinning for as long
  * as blocking would cost is never worse than twice the better of the two
  * choices made in hindsight.  What blocking costs a waiter is the time from
  * the waker's FUTEX_WAKE until the sleeper runs again (the futex hand-off):

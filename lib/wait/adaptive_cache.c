@@ -12,7 +12,7 @@
  * never fails the caller; it only says what it found for hwsync info.
  *
  * Where: $HWSYNC_CACHE_DIR if set, else $XDG_CACHE_HOME/hwsync (an absolute
- * XDG_CACHE_HOME only, as the XDG base directory specification says), else
+ * XDG_CACHE_HOME only, as the XDG base directory specification [XDG] says), else
  * $HOME/.cache/hwsync.
  *
  * Format (text, one field a line, in this order):

@@ -1,4 +1,4 @@
-/* The polling policies: spin, pause, backoff, the delay loops of paper 001 and
+/* The polling policies: spin, pause, backoff, the delay loops of [T2SPIN] and
  * yield.  Each differs only in what it does between two reads of the word. */
 #include <sched.h>
 #include "wait/internal.h"

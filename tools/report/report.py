@@ -7,7 +7,7 @@ PNG plots, DIR/report.md and DIR/report.html.
 Every experiment gets a table (median and 95% CI of the median per metric,
 and the ratio to the best peer in the same parameter group, computed here)
 and one bar chart per metric; asym gets the throughput-vs-light-work curve of
-paper 000 Fig. 4, interference the slowdown per kernel of paper 001 and shim
+[AK08] Fig. 4, interference the slowdown per kernel of [T2SPIN] and shim
 its paired shim/native ratios per pattern.
 What was skipped is listed with its reason.  Unknown experiments get the
 generic table and charts, so new experiments need no change here."""
@@ -165,7 +165,7 @@ def bar_plots(exp, outdir, plt):
 
 
 def asym_plot(exp, outdir, plt):
-    """Paper 000 Fig. 4: throughput vs the light thread's work."""
+    """[AK08] Fig. 4: throughput vs the light thread's work."""
     series = {}
     for r in exp["rows"]:
         m = metrics_of(r).get("throughput")
@@ -181,7 +181,7 @@ def asym_plot(exp, outdir, plt):
                 linestyle="-" if lab.startswith("hwsync") else "--")
     ax.set_xlabel("light thread's work (units of 10x10 matmul; heavy does 10)")
     ax.set_ylabel("throughput (" + metrics_of(exp["rows"][0])["throughput"]["unit"] + ")")
-    ax.set_title("asym: barrier throughput vs asymmetry (paper 000 Fig. 4)", fontsize=9)
+    ax.set_title("asym: barrier throughput vs asymmetry ([AK08] Fig. 4)", fontsize=9)
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(os.path.join(outdir, "asym-fig4.png"), dpi=90)
@@ -190,7 +190,7 @@ def asym_plot(exp, outdir, plt):
 
 
 def interference_slowdown(exp):
-    """unit / unit of 'alone' for the same kernel: paper 001's slowdown."""
+    """unit / unit of 'alone' for the same kernel: [T2SPIN]'s slowdown."""
     alone = {r["kernel"]: metrics_of(r)["unit"]["median"] for r in exp["rows"]
              if r["impl"] == "alone" and "unit" in metrics_of(r)}
     out = []
@@ -219,7 +219,7 @@ def interference_plot(exp, outdir, plt):
     ax.set_xticklabels(kernels, fontsize=8)
     ax.axhline(0, color="black", linewidth=0.5)
     ax.set_ylabel("slowdown of the active kernel vs alone (%)")
-    ax.set_title("interference: slowdown per kernel and wait policy (paper 001)", fontsize=9)
+    ax.set_title("interference: slowdown per kernel and wait policy ([T2SPIN])", fontsize=9)
     ax.legend(fontsize=6, ncol=3)
     fig.tight_layout()
     fig.savefig(os.path.join(outdir, "interference-slowdown.png"), dpi=90)
