@@ -6,9 +6,10 @@
  * implementation x policy x parameters each, with the CPUs its threads run on)
  * and records what cannot run here as skipped.  The harness then calls run()
  * once per cell per repetition, interleaving the cells round-robin
- * (A B C A B C ...: DESIGN.md), after --warmup discarded rounds.  run() adds
- * samples to named metrics of its cell; the harness summarises them (median,
- * p5, p95, p99, 95% CI of the median), prints a table and writes JSON.
+ * (A B C A B C ...: drift of a shared machine hits every cell alike), after
+ * --warmup discarded rounds.  run() adds samples to named metrics of its
+ * cell; the harness summarises them (median, p5, p95, p99, 95% CI of the
+ * median), prints a table and writes JSON.
  * See bench/README.md for a walk-through of adding an experiment.
  */
 #ifndef HWS_BENCH_HARNESS_H

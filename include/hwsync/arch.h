@@ -15,8 +15,9 @@
 extern "C" {
 #endif
 
-/* Cache line used to pad shared hot words (DESIGN.md: 64 bytes; 128 on arm64
- * where the prefetcher pulls line pairs). */
+/* Cache line used to pad shared hot words: 64 bytes; 128 on arm64, where
+ * the prefetcher pulls lines in pairs, so two hot words 64 bytes apart
+ * would still share a transfer. */
 #if defined(__aarch64__)
 #define HWS_CACHELINE 128
 #else
