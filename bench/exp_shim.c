@@ -482,7 +482,7 @@ static char sh_impls[512] = "native";
 static struct bench_exp shim_exp = {
 	.name = "shim",
 	.title = "the LD_PRELOAD shim vs native: throughput, CPU time, memory",
-	.reproduces = "docs/results/preload.md (shim / native ratios)",
+	.reproduces = "docs/results/archive/shim-script.md (shim / native ratios)",
 	.help =
 "    Standard synchronization patterns, each a run of the program\n"
 "    hwsync-shim-patterns (plain pthread, semaphore and GNU OpenMP calls; it does\n"

@@ -168,7 +168,7 @@ static const struct bench_xopt unc_xopts[] = {
 static const struct bench_exp uncontended_exp = {
 	.name = "uncontended",
 	.title = "uncontended lock: one acquire+release pair, generic and typed API",
-	.reproduces = "docs/results/locks.md (uncontended acquire+release)",
+	.reproduces = "docs/results/archive/lockbench.md (uncontended acquire+release)",
 	.help =
 "    One pinned thread takes and drops a lock nobody else uses, in batches of\n"
 "    --batch pairs timed by the TSC, for --duration per repetition: the cost of a\n"

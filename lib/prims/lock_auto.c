@@ -1,19 +1,19 @@
-/* "auto": the lock kind for this machine (measurements: docs/results/locks.md).
+/* "auto": the lock kind for this machine.
  *
  * Rule: the three-state mutex.  With more than one CPU its default policy is
  * adaptive (spin for the calibrated budget, then sleep); with one CPU a
  * spinning waiter only delays the holder, so the default policy is futex.
  * A policy the caller names explicitly is used as given.
  *
- * Why the mutex: on the reference machine (2 vCPU EPYC KVM guest) it was the
- * fastest kind both for two threads handing the lock back and forth
- * (mutex:adaptive 47 ns/acquisition vs ttas:adaptive 56, glibc 119) and for
- * 8 threads on 2 CPUs (80 ns vs glibc 89; ttas:adaptive 175; FIFO queue
- * locks collapse there, 10+ us, because every hand-off may go to a preempted
- * waiter).  Re-measured after adaptive's budget became twice the futex
- * hand-off (hwsync bench suite --quick, docs/results/bench-2026-11-23.md):
- * 8.53 Macq/s vs glibc 4.70 with 2 threads, 7.72 vs 4.59 with 8 on 2 CPUs.  Barging keeps the lock with a running thread; the state word lets
- * an uncontended release skip the wake entirely.
+ * Why the mutex: it barges (a running thread may take the lock while a
+ * waiter is still waking up), so a hand-over never waits for a preempted
+ * waiter, which is what makes the FIFO kinds collapse when threads
+ * outnumber CPUs; and its state word lets an uncontended release skip the
+ * wake entirely.  Measured with `hwsync bench locks` (2 threads, and 8
+ * threads on 2 CPUs): as fast as the fastest kind with two threads; with
+ * eight it keeps most of that throughput and stays fair, where the FIFO
+ * kinds collapse and tas gives up fairness; ahead of glibc's mutex in both.
+ * The numbers for each machine: docs/results/README.md.
  */
 #include <unistd.h>
 #include "prims/lock_ops.h"
