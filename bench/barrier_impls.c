@@ -270,10 +270,11 @@ int bench_for_each_barrier(struct bench_ctx *ctx, unsigned n,
 			   int (*add)(struct bench_ctx *ctx, const char *impl, const char *policy,
 				      void *arg), void *arg)
 {
-	char list[] = BENCH_BARRIER_IMPLS, why[200];
+	char list[BENCH_IMPLS_LEN] = "", why[200];
 	const char *pwhy;
 	int rc;
 
+	bench_barrier_impls(list, sizeof list);
 	for (char *save, *impl = strtok_r(list, ",", &save); impl; impl = strtok_r(NULL, ",", &save)) {
 		if (!bench_impl_on(ctx, impl))
 			continue;
@@ -302,4 +303,9 @@ int bench_for_each_barrier(struct bench_ctx *ctx, unsigned n,
 		}
 	}
 	return 0;
+}
+
+void bench_barrier_impls(char *buf, size_t len)
+{
+	bench_impls_append(buf, len, BENCH_BARRIER_PEERS, "hwsync-", hws_barrier_kinds());
 }

@@ -151,6 +151,9 @@ static int asym_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
+/* --impls: filled at start-up from the library's kinds (peers.h). */
+static char asym_impls[BENCH_IMPLS_LEN] = "";
+
 static const struct bench_exp asym = {
 	.name = "asym",
 	.title = "barrier throughput with asymmetric work",
@@ -167,7 +170,7 @@ static const struct bench_exp asym = {
 "METRICS\n"
 "    iteration   time per iteration (work + one barrier), ns and cycles\n"
 "    throughput  barriers (iterations) per second, thousands\n",
-	.impls = BENCH_BARRIER_IMPLS,
+	.impls = asym_impls,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
 	.def_threads = "2",
@@ -178,4 +181,8 @@ static const struct bench_exp asym = {
 	.run = asym_run,
 	.cleanup = asym_cleanup,
 };
+__attribute__((constructor)) static void asym_impls_fill(void)
+{
+	bench_barrier_impls(asym_impls, sizeof asym_impls);
+}
 BENCH_REGISTER(asym)

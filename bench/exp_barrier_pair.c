@@ -161,6 +161,9 @@ static int pair_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
+/* --impls: filled at start-up from the library's kinds (peers.h). */
+static char pair_impls[BENCH_IMPLS_LEN] = "";
+
 static const struct bench_exp barrier_pair = {
 	.name = "barrier-pair",
 	.title = "two-thread barrier: Twork, Twakeup, Tcall",
@@ -178,14 +181,14 @@ static const struct bench_exp barrier_pair = {
 "    ck-dissemination  Concurrency Kit ck_barrier_dissemination\n"
 "    ck-combining      Concurrency Kit ck_barrier_combining (groups of two threads)\n"
 "    ck-tournament     Concurrency Kit ck_barrier_tournament\n"
-"    hwsync-KIND       hws_barrier_create(KIND, 2, policy): central, pair,\n"
-"                      hier, dissemination, tree\n"
+"    hwsync-KIND       hws_barrier_create(KIND, 2, policy), every kind\n"
+"                      (IMPLEMENTATIONS below)\n"
 "\n"
 "METRICS\n"
 "    twork    the heavy thread's job: larger = the waiting thread interferes more\n"
 "    twakeup  from the heavy thread's arrival to the light thread's departure\n"
 "    tcall    the heavy (last-arriving) thread's time inside the barrier\n",
-	.impls = BENCH_BARRIER_IMPLS,
+	.impls = pair_impls,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
 	.def_threads = "2",
@@ -196,4 +199,8 @@ static const struct bench_exp barrier_pair = {
 	.run = pair_run,
 	.cleanup = pair_cleanup,
 };
+__attribute__((constructor)) static void pair_impls_fill(void)
+{
+	bench_barrier_impls(pair_impls, sizeof pair_impls);
+}
 BENCH_REGISTER(barrier_pair)

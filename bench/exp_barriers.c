@@ -229,6 +229,9 @@ static int br_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
+/* --impls: filled at start-up from the library's kinds (peers.h). */
+static char br_impls[BENCH_IMPLS_LEN] = "";
+
 static const struct bench_exp barriers_exp = {
 	.name = "barriers",
 	.title = "barrier overhead per episode with fixed work between barriers",
@@ -250,8 +253,8 @@ static const struct bench_exp barriers_exp = {
 "    ck-dissemination  Concurrency Kit ck_barrier_dissemination\n"
 "    ck-combining      Concurrency Kit ck_barrier_combining (groups of two threads)\n"
 "    ck-tournament     Concurrency Kit ck_barrier_tournament\n"
-"    hwsync-KIND       hws_barrier_create(KIND, T, policy): central, pair (two\n"
-"                      threads only), hier, dissemination, tree\n"
+"    hwsync-KIND       hws_barrier_create(KIND, T, policy), every kind\n"
+"                      (IMPLEMENTATIONS below; pair: two threads only)\n"
 "\n"
 "METRICS\n"
 "    overhead       per episode: episode time minus W (a uniform sample of the\n"
@@ -260,7 +263,7 @@ static const struct bench_exp barriers_exp = {
 "    episode        mean episode time, per repetition\n"
 "    episodes       episodes run in the repetition\n"
 "    energy         package energy per episode (uJ), where RAPL is readable\n",
-	.impls = BENCH_BARRIER_IMPLS,
+	.impls = br_impls,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
 	.def_threads = "2,N",
@@ -271,4 +274,8 @@ static const struct bench_exp barriers_exp = {
 	.run = br_run,
 	.cleanup = br_cleanup,
 };
+__attribute__((constructor)) static void br_impls_fill(void)
+{
+	bench_barrier_impls(br_impls, sizeof br_impls);
+}
 BENCH_REGISTER(barriers_exp)

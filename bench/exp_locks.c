@@ -321,9 +321,10 @@ static bool policy_in(const char *list, const char *pol)
 static int lk_add_all(struct bench_ctx *ctx, const struct lk_setup *s)
 {
 	const struct bench_opts *o = bench_opts(ctx);
-	char list[] = BENCH_LOCK_IMPLS, why[200];
+	char list[BENCH_IMPLS_LEN] = "", why[200];
 	int rc;
 
+	bench_lock_impls(list, sizeof list);
 	for (char *save, *impl = strtok_r(list, ",", &save); impl; impl = strtok_r(NULL, ",", &save)) {
 		if (!bench_impl_on(ctx, impl))
 			continue;
@@ -478,6 +479,9 @@ static const struct bench_xopt lk_xopts[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+/* --impls: filled at start-up from the library's kinds (peers.h). */
+static char lk_impls[BENCH_IMPLS_LEN] = "";
+
 static const struct bench_exp locks_exp = {
 	.name = "locks",
 	.title = "lock acquisition latency, throughput, fairness, stages, timeline",
@@ -503,9 +507,10 @@ static const struct bench_exp locks_exp = {
 "    ck-ticket         Concurrency Kit ck_spinlock_ticket\n"
 "    ck-mcs            Concurrency Kit ck_spinlock_mcs (a node per thread)\n"
 "    ck-clh            Concurrency Kit ck_spinlock_clh (a node per thread)\n"
-"    hwsync-KIND       hws_lock_create(KIND, policy): tas, ttas, ticket, mcs, clh,\n"
-"                      1spinner, mutex; once per wait policy (default spin, pause,\n"
-"                      futex, adaptive; --quick pause, futex, adaptive)\n"
+"    hwsync-KIND       hws_lock_create(KIND, policy), every kind but auto\n"
+"                      (IMPLEMENTATIONS below); once per wait policy (default\n"
+"                      spin, pause, futex, adaptive; --quick pause, futex,\n"
+"                      adaptive)\n"
 "    hwsync-auto       hws_lock_create(\"auto\", NULL): the kind and policy hwsync\n"
 "                      picks for this machine (column kind)\n"
 "\n"
@@ -533,7 +538,7 @@ static const struct bench_exp locks_exp = {
 "    one process per row, one track per thread), [RAINA] Figs. 28-30.\n"
 "\n"
 "    Oversubscribed with explicit CPUs: --cpus 0,1 --threads 8 --oversub 0.\n",
-	.impls = BENCH_LOCK_IMPLS,
+	.impls = lk_impls,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
 	.def_threads = "1,2,N",
@@ -544,4 +549,8 @@ static const struct bench_exp locks_exp = {
 	.run = lk_run,
 	.cleanup = lk_cleanup,
 };
+__attribute__((constructor)) static void lk_impls_fill(void)
+{
+	bench_lock_impls(lk_impls, sizeof lk_impls);
+}
 BENCH_REGISTER(locks_exp)

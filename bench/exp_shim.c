@@ -477,7 +477,7 @@ static const struct bench_xopt sh_xopts[] = {
 
 /* --impls: native and hwsync-shim-KIND for every lock kind of this build;
  * filled in at start-up from hws_lock_kinds(). */
-static char sh_impls[512] = "native";
+static char sh_impls[BENCH_IMPLS_LEN] = "native";
 
 static struct bench_exp shim_exp = {
 	.name = "shim",
@@ -586,9 +586,6 @@ static struct bench_exp shim_exp = {
 
 __attribute__((constructor)) static void sh_list_impls(void)
 {
-	size_t len = strlen(sh_impls);
-	for (const char *const *k = hws_lock_kinds(); *k && len < sizeof sh_impls; k++)
-		len += (size_t)snprintf(sh_impls + len, sizeof sh_impls - len, "," IMPL_PREFIX "%s",
-					*k);
+	bench_impls_append(sh_impls, sizeof sh_impls, NULL, IMPL_PREFIX, hws_lock_kinds());
 }
 BENCH_REGISTER(shim_exp)

@@ -252,6 +252,9 @@ static int spr_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
+/* --impls: filled at start-up from the library's kinds (peers.h). */
+static char spr_impls[BENCH_IMPLS_LEN] = "serial";
+
 static const struct bench_exp spr_exp = {
 	.name = "spr",
 	.title = "speculative precomputation: a prefetching helper throttled by barriers",
@@ -283,7 +286,7 @@ static const struct bench_exp spr_exp = {
 "METRICS\n"
 "    time      the worker's time for the whole kernel\n"
 "    speedup   the serial row's time in the same round / this row's time\n",
-	.impls = "serial," BENCH_BARRIER_IMPLS,
+	.impls = spr_impls,
 	.uses_policies = true,
 	.quick_policies = "adaptive",
 	.def_threads = "2",
@@ -294,4 +297,8 @@ static const struct bench_exp spr_exp = {
 	.run = spr_run,
 	.cleanup = spr_cleanup,
 };
+__attribute__((constructor)) static void spr_impls_fill(void)
+{
+	bench_barrier_impls(spr_impls, sizeof spr_impls);
+}
 BENCH_REGISTER(spr_exp)

@@ -14,7 +14,8 @@
 #include "bench/harness.h"
 #include "bench/peers.h"
 
-#define UNC_IMPLS BENCH_LOCK_IMPLS "," BENCH_TYPED_IMPLS
+/* --impls: filled at start-up from the library's kinds (peers.h). */
+static char unc_impls[BENCH_IMPLS_LEN] = "";
 
 struct unc_cell {
 	char impl[48], policy[96];
@@ -124,7 +125,8 @@ static int unc_setup(struct bench_ctx *ctx)
 			bench_skip(ctx, why, "all placement=%s", pl->v[pi]);
 			continue;
 		}
-		char list[] = UNC_IMPLS;
+		char list[BENCH_IMPLS_LEN];
+		snprintf(list, sizeof list, "%s", unc_impls);
 		for (char *save, *impl = strtok_r(list, ",", &save); impl;
 		     impl = strtok_r(NULL, ",", &save)) {
 			if (!bench_impl_on(ctx, impl))
@@ -165,6 +167,7 @@ static const struct bench_xopt unc_xopts[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+
 static const struct bench_exp uncontended_exp = {
 	.name = "uncontended",
 	.title = "uncontended lock: one acquire+release pair, generic and typed API",
@@ -192,7 +195,7 @@ static const struct bench_exp uncontended_exp = {
 "\n"
 "METRICS\n"
 "    pair     one acquire plus one release: the mean of a batch (--batch)\n",
-	.impls = UNC_IMPLS,
+	.impls = unc_impls,
 	.uses_policies = true,
 	.def_policies = "spin,pause,futex,adaptive",
 	.quick_policies = "futex,adaptive",
@@ -204,4 +207,9 @@ static const struct bench_exp uncontended_exp = {
 	.run = unc_run,
 	.cleanup = unc_cleanup,
 };
+__attribute__((constructor)) static void unc_impls_fill(void)
+{
+	bench_lock_impls(unc_impls, sizeof unc_impls);
+	bench_typed_impls(unc_impls, sizeof unc_impls);
+}
 BENCH_REGISTER(uncontended_exp)

@@ -140,6 +140,22 @@ bool bench_impl_on(const struct bench_ctx *ctx, const char *impl)
 	return false;
 }
 
+static void append_one(char *buf, size_t len, const char *prefix, const char *name)
+{
+	size_t at = strlen(buf);
+	if (at < len)
+		snprintf(buf + at, len - at, "%s%s%s", at ? "," : "", prefix, name);
+}
+
+void bench_impls_append(char *buf, size_t len, const char *head, const char *prefix,
+			const char *const *names)
+{
+	if (head)
+		append_one(buf, len, "", head);
+	for (; names && *names; names++)
+		append_one(buf, len, prefix, *names);
+}
+
 const unsigned *bench_threads(const struct bench_ctx *ctx, unsigned *n)
 {
 	*n = ctx->nthreads;

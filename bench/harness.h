@@ -21,6 +21,8 @@
 #include <stdio.h>
 
 #define BENCH_MAX_LIST 64
+/* Room for an experiment's list of implementations (bench_exp.impls). */
+#define BENCH_IMPLS_LEN 1024
 #define BENCH_MAX_CPUS 256
 #define BENCH_MAX_PARAMS 8
 #define BENCH_MAX_METRICS 12
@@ -116,6 +118,11 @@ int bench_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Is IMPL selected by --impls (all when none given)? */
 bool bench_impl_on(const struct bench_ctx *ctx, const char *impl);
+/* Append HEAD (may be NULL), then PREFIX<name> for every name of the
+ * NULL-terminated NAMES (may be NULL), to the comma list in buf: lists of
+ * implementations made from the library's kinds at start-up. */
+void bench_impls_append(char *buf, size_t len, const char *head, const char *prefix,
+			const char *const *names);
 /* The thread counts: --threads or the experiment's default. */
 const unsigned *bench_threads(const struct bench_ctx *ctx, unsigned *n);
 /* The placements (names) to run: --placement or the default; "cpus" when

@@ -371,3 +371,8 @@ int bench_lock_team(struct bench_lock *l, unsigned n, const int *cpus,
 	(void)l;   /* only OpenMP teams need it */
 	return bench_run_threads(n, cpus, fn, arg);
 }
+
+void bench_lock_impls(char *buf, size_t len)
+{
+	bench_impls_append(buf, len, BENCH_LOCK_PEERS, "hwsync-", hws_lock_kinds());
+}

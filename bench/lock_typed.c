@@ -15,11 +15,20 @@
 #include <hwsync/lock_tas.h>
 #include <hwsync/lock_ticket.h>
 #include <hwsync/lock_ttas.h>
+#include "bench/harness.h"
 #include "bench/peers.h"
 
+/* The kinds with a typed header: this file's own table, since each needs its
+ * code below (the hwsync-typed-<kind> names are made from it). */
 enum tkind { T_TAS, T_TTAS, T_TICKET, T_MCS, T_CLH, T_1SPINNER, T_MUTEX };
 static const char *const tkind_names[] = { "tas", "ttas", "ticket", "mcs", "clh", "1spinner",
-					   "mutex" };
+					   "mutex", NULL };
+#define NTKINDS (sizeof tkind_names / sizeof tkind_names[0] - 1)
+
+void bench_typed_impls(char *buf, size_t len)
+{
+	bench_impls_append(buf, len, NULL, "hwsync-typed-", tkind_names);
+}
 
 struct bench_typed {
 	enum tkind kind;
@@ -42,10 +51,10 @@ int bench_typed_new(struct bench_typed **out, const char *impl, const char *poli
 	unsigned k;
 	int rc = 0;
 
-	for (k = 0; k < sizeof tkind_names / sizeof tkind_names[0]; k++)
+	for (k = 0; k < NTKINDS; k++)
 		if (!strcmp(kind, tkind_names[k]))
 			break;
-	if (k == sizeof tkind_names / sizeof tkind_names[0]) {
+	if (k == NTKINDS) {
 		snprintf(why, whylen, "unknown typed lock '%s'", impl);
 		return EINVAL;
 	}

@@ -28,10 +28,12 @@ void cxx_barrier_free(struct cxx_barrier *b);
 
 /* ---- barriers (barrier_impls.c) ----------------------------------------- */
 /* Every barrier implementation, peers first; hwsync kinds are hwsync-<kind>
- * (the kinds of include/hwsync/barrier.h), run once per wait policy. */
-#define BENCH_BARRIER_IMPLS "pthread-barrier,omp-barrier,cxx-barrier,ck-centralized," \
-	"ck-dissemination,ck-combining,ck-tournament,hwsync-central,hwsync-pair,hwsync-hier," \
-	"hwsync-dissemination,hwsync-tree"
+ * (every kind hws_barrier_kinds() names), run once per wait policy.
+ * bench_barrier_impls appends the whole list to buf (a string), after a
+ * comma when buf is not empty. */
+#define BENCH_BARRIER_PEERS "pthread-barrier,omp-barrier,cxx-barrier,ck-centralized," \
+	"ck-dissemination,ck-combining,ck-tournament"
+void bench_barrier_impls(char *buf, size_t len);
 static inline bool bench_barrier_is_hwsync(const char *impl)
 {
 	return impl[0] == 'h' && impl[1] == 'w';
@@ -49,11 +51,12 @@ int bench_barrier_team(struct bench_barrier *b, unsigned n, const int *cpus,
 
 /* ---- locks (lock_impls.c) ----------------------------------------------- */
 /* Every lock implementation, peers first; hwsync kinds are hwsync-<kind>
- * (include/hwsync/lock.h), run once per wait policy except hwsync-auto, which
- * picks its own. */
-#define BENCH_LOCK_IMPLS "pthread-mutex,pthread-spin,omp-lock,omp-critical,ck-fas,ck-ticket," \
-	"ck-mcs,ck-clh,hwsync-tas,hwsync-ttas,hwsync-ticket,hwsync-mcs,hwsync-clh," \
-	"hwsync-1spinner,hwsync-mutex,hwsync-auto"
+ * (every kind hws_lock_kinds() names), run once per wait policy except
+ * hwsync-auto, which picks its own.  bench_lock_impls appends the whole list
+ * to buf as bench_barrier_impls does. */
+#define BENCH_LOCK_PEERS "pthread-mutex,pthread-spin,omp-lock,omp-critical,ck-fas,ck-ticket," \
+	"ck-mcs,ck-clh"
+void bench_lock_impls(char *buf, size_t len);
 static inline bool bench_lock_is_hwsync(const char *impl)
 {
 	return impl[0] == 'h' && impl[1] == 'w';
@@ -81,9 +84,9 @@ int bench_lock_team(struct bench_lock *l, unsigned n, const int *cpus,
 
 /* ---- hwsync locks through their typed headers (lock_typed.c) ----------- */
 /* hwsync-typed-<kind>: hwsync/lock_<kind>.h, whose fast paths inline into the
- * caller, against the generic hws_lock_* API of the hwsync-<kind> rows. */
-#define BENCH_TYPED_IMPLS "hwsync-typed-tas,hwsync-typed-ttas,hwsync-typed-ticket," \
-	"hwsync-typed-mcs,hwsync-typed-clh,hwsync-typed-1spinner,hwsync-typed-mutex"
+ * caller, against the generic hws_lock_* API of the hwsync-<kind> rows.
+ * bench_typed_impls appends them to buf as bench_lock_impls does. */
+void bench_typed_impls(char *buf, size_t len);
 struct bench_typed;
 /* 0, or EINVAL with the reason in why (unknown kind, bad policy). */
 int bench_typed_new(struct bench_typed **t, const char *impl, const char *policy, char *why,

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "shim/shim.h"
+#include "shim/gomp.h"
 
 struct team {
 	_Atomic(hws_barrier_t *) b;
@@ -62,18 +62,6 @@ typedef void (*taskloop_ull_fn)(void (*)(void *), void *, void (*)(void *, void 
 				unsigned, unsigned long, int, unsigned long long,
 				unsigned long long, unsigned long long);
 
-#define GOMP_FN(var, type, name, ver) \
-	static type var(void) \
-	{ \
-		static _Atomic(type) fn; \
-		/* relaxed: idempotent cache of a dlsym result. */ \
-		type f = atomic_load_explicit(&fn, memory_order_relaxed); \
-		if (!f) { \
-			f = (type)hws_native_gomp(name, ver); \
-			atomic_store_explicit(&fn, f, memory_order_relaxed); \
-		} \
-		return f; \
-	}
 GOMP_FN(n_parallel, parallel_fn, "GOMP_parallel", "GOMP_4.0")
 GOMP_FN(n_barrier, void_fn, "GOMP_barrier", "GOMP_1.0")
 GOMP_FN(n_num_threads, int_fn, "omp_get_num_threads", "OMP_1.0")

@@ -24,12 +24,8 @@
 #include <hwsync/lock_tas.h>
 #include <hwsync/lock_ticket.h>
 #include <hwsync/lock_ttas.h>
+#include "prims/lock_ops.h"
 
-/* The process-wide lock kind (what HWSYNC_LOCK names; "auto" is mutex). */
-enum hws_shim_kind {
-	HWS_SK_TAS, HWS_SK_TTAS, HWS_SK_TICKET, HWS_SK_MCS, HWS_SK_CLH, HWS_SK_1SPINNER,
-	HWS_SK_MUTEX,
-};
 
 struct hws_words8 {
 	union {
@@ -55,22 +51,26 @@ struct hws_words4 {
 _Static_assert(sizeof(struct hws_words4) == 4, "4-byte kinds");
 
 /* Read once per operation; written only before the shim is published. */
-extern enum hws_shim_kind hws_lock_kind8;
+/* The process-wide lock kind: the library's kind that HWSYNC_LOCK names
+ * ("auto": what it resolves to).  Each switch below lists every kind, so a
+ * kind added to the library without its case here does not compile. */
+extern enum hws_lock_kind_id hws_lock_kind8;
 extern const hws_wait_t *hws_lock_wait;
 
 /* The default kind ("auto" is the mutex) is tested first: a compare and a
  * direct branch, not an indirect jump. */
 #define HWS_SWITCH8(w, op, ...)                                                        \
-	if (__builtin_expect(hws_lock_kind8 == HWS_SK_MUTEX, 1))                       \
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_MUTEX, 1))                       \
 		return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);              \
 	switch (hws_lock_kind8) {                                                      \
-	case HWS_SK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
-	case HWS_SK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
-	case HWS_SK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \
-	case HWS_SK_TICKET: return hws_ticket_core_##op(&(w)->u.ticket, ##__VA_ARGS__); \
-	case HWS_SK_MCS: return hws_mcs_core_##op(&(w)->u.mcs, ##__VA_ARGS__);         \
-	case HWS_SK_CLH: return hws_clh_core_##op(&(w)->u.clh, ##__VA_ARGS__);         \
-	case HWS_SK_1SPINNER: return hws_1spinner_core_##op(&(w)->u.s1, ##__VA_ARGS__); \
+	case HWS_LK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
+	case HWS_LK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
+	case HWS_LK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \
+	case HWS_LK_TICKET: return hws_ticket_core_##op(&(w)->u.ticket, ##__VA_ARGS__); \
+	case HWS_LK_MCS: return hws_mcs_core_##op(&(w)->u.mcs, ##__VA_ARGS__);         \
+	case HWS_LK_CLH: return hws_clh_core_##op(&(w)->u.clh, ##__VA_ARGS__);         \
+	case HWS_LK_1SPINNER: return hws_1spinner_core_##op(&(w)->u.s1, ##__VA_ARGS__); \
+	case HWS_LK_NKINDS: break;                                                     \
 	}                                                                              \
 	return EINVAL
 
@@ -83,28 +83,29 @@ static inline int hws_words8_timed(struct hws_words8 *w, uint64_t deadline_ns)
 
 static inline int hws_words8_release(struct hws_words8 *w)
 {
-	if (__builtin_expect(hws_lock_kind8 == HWS_SK_MUTEX, 1))
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_MUTEX, 1))
 		return hws_mutex_core_release(&w->u.mutex);
 	switch (hws_lock_kind8) {
-	case HWS_SK_MUTEX: return hws_mutex_core_release(&w->u.mutex);
-	case HWS_SK_TAS: return hws_tas_core_release(&w->u.tas);
-	case HWS_SK_TTAS: return hws_ttas_core_release(&w->u.ttas);
-	case HWS_SK_TICKET: return hws_ticket_core_release(&w->u.ticket);
-	case HWS_SK_MCS: return hws_mcs_core_release(&w->u.mcs, hws_lock_wait);
-	case HWS_SK_CLH: return hws_clh_core_release(&w->u.clh, hws_lock_wait);
-	case HWS_SK_1SPINNER: return hws_1spinner_core_release(&w->u.s1);
+	case HWS_LK_MUTEX: return hws_mutex_core_release(&w->u.mutex);
+	case HWS_LK_TAS: return hws_tas_core_release(&w->u.tas);
+	case HWS_LK_TTAS: return hws_ttas_core_release(&w->u.ttas);
+	case HWS_LK_TICKET: return hws_ticket_core_release(&w->u.ticket);
+	case HWS_LK_MCS: return hws_mcs_core_release(&w->u.mcs, hws_lock_wait);
+	case HWS_LK_CLH: return hws_clh_core_release(&w->u.clh, hws_lock_wait);
+	case HWS_LK_1SPINNER: return hws_1spinner_core_release(&w->u.s1);
+	case HWS_LK_NKINDS: break;
 	}
 	return EINVAL;
 }
 
 /* The 4-byte kinds: the FIFO kinds map to ticket16. */
 #define HWS_SWITCH4(w, op, ...)                                                        \
-	if (__builtin_expect(hws_lock_kind8 == HWS_SK_MUTEX, 1))                       \
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_MUTEX, 1))                       \
 		return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);              \
 	switch (hws_lock_kind8) {                                                      \
-	case HWS_SK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
-	case HWS_SK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
-	case HWS_SK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \
+	case HWS_LK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
+	case HWS_LK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
+	case HWS_LK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \
 	default: return hws_ticket16_core_##op(&(w)->u.ticket16, ##__VA_ARGS__);       \
 	}
 
@@ -116,8 +117,8 @@ static inline int hws_words4_release(struct hws_words4 *w) { HWS_SWITCH4(w, rele
  * node): a thread that dies while queued would leave a trace in the lock. */
 static inline int hws_lock_kind_queues(void)
 {
-	return hws_lock_kind8 == HWS_SK_TICKET || hws_lock_kind8 == HWS_SK_MCS ||
-	       hws_lock_kind8 == HWS_SK_CLH || hws_lock_kind8 == HWS_SK_1SPINNER;
+	return hws_lock_kind8 == HWS_LK_TICKET || hws_lock_kind8 == HWS_LK_MCS ||
+	       hws_lock_kind8 == HWS_LK_CLH || hws_lock_kind8 == HWS_LK_1SPINNER;
 }
 
 #endif

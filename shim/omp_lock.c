@@ -21,21 +21,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include "shim/shim.h"
+#include "shim/gomp.h"
 
 /* ---- native libgomp functions, resolved on first use ---- */
-#define GOMP_FN(var, type, name, ver) \
-	static type var(void) \
-	{ \
-		static _Atomic(type) fn; \
-		/* relaxed: idempotent cache of a dlsym result. */ \
-		type f = atomic_load_explicit(&fn, memory_order_relaxed); \
-		if (!f) { \
-			f = (type)hws_native_gomp(name, ver); \
-			atomic_store_explicit(&fn, f, memory_order_relaxed); \
-		} \
-		return f; \
-	}
 typedef void (*lock_fn)(void *);
 typedef int (*test_fn)(void *);
 typedef void (*crit_fn)(void);

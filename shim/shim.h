@@ -10,6 +10,12 @@
  * are passed to the native function unchanged; glibc's internal calls (for
  * example pthread_cond_wait re-locking its mutex) therefore only ever see
  * native-owned objects.  See docs/preload.md.
+ *
+ * Files, one job each: startup.c (READY or OFF, once; exit report),
+ * natives.c (the native functions), config.c (the HWSYNC_* environment),
+ * passthrough.c (messages; what went native), time.c (deadlines), then one
+ * file per family of interposed functions, the lock paths (shim_lock.c),
+ * stats.c and trace.c.
  */
 #ifndef HWS_PRELOAD_SHIM_H
 #define HWS_PRELOAD_SHIM_H
@@ -68,6 +74,10 @@ struct hws_native {
 };
 extern struct hws_native hws_native;
 
+/* Fill hws_native (start-up thread only, before READY/OFF is published):
+ * NULL, or the name of the first function that is missing (natives.c). */
+const char *hws_shim_resolve_natives(void);
+
 /* libgomp entry points, resolved on first use (libgomp may be dlopen'ed). */
 void *hws_native_gomp(const char *name, const char *version);
 
@@ -86,6 +96,9 @@ struct hws_shim_config {
 				  * xz close stderr before exit) */
 };
 extern struct hws_shim_config hws_cfg;
+/* Read and check the environment into hws_cfg (config.c): 0 when the shim
+ * can run, else an errno value after one line on stderr. */
+int hws_shim_configure(void);
 
 enum { HWS_SHIM_UNINIT, HWS_SHIM_BUSY, HWS_SHIM_READY, HWS_SHIM_OFF };
 extern _Atomic int hws_shim_state;

@@ -88,6 +88,16 @@ static void list_experiments(FILE *f)
 			e[i]->not_in_suite ? "; not in suite" : "");
 }
 
+static void print_help(FILE *f)
+{
+	fputs(help_head, f);
+	list_experiments(f);
+	fprintf(f, "\nWAIT POLICIES (--policies; each name takes the parameters of\n"
+		"docs/wait-policies.md, e.g. backoff:max=4096)\n");
+	hws_cli_print_list(f, "", 4, hws_wait_kinds(),
+			   "(which of them this machine has: hwsync info)");
+}
+
 static void exp_help(const struct bench_exp *e)
 {
 	printf("NAME\n    hwsync bench %s - %s\n\nREPRODUCES\n    %s\n\n", e->name, e->title,
@@ -182,8 +192,7 @@ int hws_cmd_bench(int argc, char **argv)
 	int c, rc;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(help_head, argc < 2 ? stderr : stdout);
-		list_experiments(argc < 2 ? stderr : stdout);
+		print_help(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	if (!strcmp(argv[1], "list")) {
@@ -237,10 +246,8 @@ int hws_cmd_bench(int argc, char **argv)
 		case O_HELP:
 			if (exp)
 				exp_help(exp);
-			else {
-				fputs(help_head, stdout);
-				list_experiments(stdout);
-			}
+			else
+				print_help(stdout);
 			return 0;
 		default:
 			if (c >= O_XOPT) {

@@ -166,16 +166,19 @@ static void print_text(void)
 	printf("  cache: %s\n", hws_adaptive_cache_state());
 
 	printf("\nWait policies\n");
-	for (int k = 0; k < HWS_WAIT_NKINDS; k++) {
+	for (int k = 0; hws_wait_kinds()[k]; k++) {
 		const char *why;
 		int rc = hws_wait_available((enum hws_wait_kind)k, &why);
-		printf("  %-11s %-4s %s\n", hws_wait_kind_name((enum hws_wait_kind)k),
-		       rc ? "no" : "yes", rc ? why : "");
+		printf("  %-11s %-4s %s\n", hws_wait_kinds()[k], rc ? "no" : "yes", rc ? why : "");
 	}
 
 	printf("\nHardware waits: checks passed\n");
 	for (size_t i = 0; i < sizeof hw_checks / sizeof hw_checks[0]; i++)
 		printf("  %-11s %s\n", hws_wait_kind_name(hw_checks[i].kind), hw_checks[i].detail);
+
+	printf("\nPrimitives\n");
+	hws_cli_print_list(stdout, "  lock kinds", 17, hws_lock_kinds(), NULL);
+	hws_cli_print_list(stdout, "  barrier kinds", 17, hws_barrier_kinds(), NULL);
 }
 
 static void print_kinds(const char *key, const char *const *kinds)
@@ -235,16 +238,16 @@ static void print_json(void)
 	print_kinds("locks", hws_lock_kinds());
 	print_kinds("barriers", hws_barrier_kinds());
 	printf("  \"policies\": [\n");
-	for (int k = 0; k < HWS_WAIT_NKINDS; k++) {
+	for (int k = 0; hws_wait_kinds()[k]; k++) {
 		const char *why;
 		int rc = hws_wait_available((enum hws_wait_kind)k, &why);
 		printf("    {\"name\": \"%s\", \"available\": %s, \"reason\": ",
-		       hws_wait_kind_name((enum hws_wait_kind)k), rc ? "false" : "true");
+		       hws_wait_kinds()[k], rc ? "false" : "true");
 		if (rc)
 			json_str(stdout, why);
 		else
 			printf("null");
-		printf("}%s\n", k + 1 < HWS_WAIT_NKINDS ? "," : "");
+		printf("}%s\n", hws_wait_kinds()[k + 1] ? "," : "");
 	}
 	printf("  ]\n}\n");
 }
@@ -268,7 +271,13 @@ int hws_cmd_info(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'w': spec = optarg; break;
 		case 'c': cal = true; break;
-		case 'h': fputs(help, stdout); return 0;
+		case 'h':
+			fputs(help, stdout);
+			printf("\n");
+			hws_cli_print_list(stdout, "wait policies", 14, hws_wait_kinds(), NULL);
+			hws_cli_print_list(stdout, "lock kinds", 14, hws_lock_kinds(), NULL);
+			hws_cli_print_list(stdout, "barrier kinds", 14, hws_barrier_kinds(), NULL);
+			return 0;
 		default:
 			fprintf(stderr, "hwsync info: unknown or incomplete option '%s' (try: hwsync info --help)\n",
 				argv[optind - 1]);

@@ -70,22 +70,14 @@ static const char usage[] =
 "  --verbose        say what is passed to the native implementation (HWSYNC_VERBOSE=1)\n"
 "  --preload LIB    the shim library to use (default: next to hwsync, then %s)\n";
 
-static void list(const char *const *l, char *buf, size_t len)
+static void print_usage(void)
 {
-	size_t n = 0;
-	buf[0] = 0;
-	for (; l && *l && n + 1 < len; l++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", *l);
-	if (!buf[0])
-		snprintf(buf, len, "none in this build");
-}
-
-static int known(const char *const *l, const char *s)
-{
-	for (; l && *l; l++)
-		if (!strcmp(*l, s))
-			return 1;
-	return 0;
+	printf(usage, HWS_LIBDIR);
+	printf("\n");
+	hws_cli_print_list(stdout, "lock kinds", 16, hws_lock_kinds(), NULL);
+	hws_cli_print_list(stdout, "barrier kinds", 16, hws_barrier_kinds(), NULL);
+	hws_cli_print_list(stdout, "wait policies", 16, hws_wait_kinds(),
+			   "(which of them this machine has: hwsync info)");
 }
 
 static int find_preload(char *out, size_t len)
@@ -119,7 +111,7 @@ int hws_cmd_run(int argc, char **argv)
 			break;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf(usage, HWS_LIBDIR);
+			print_usage();
 			return 0;
 		}
 		if (!strcmp(a, "--stats")) {
@@ -145,14 +137,14 @@ int hws_cmd_run(int argc, char **argv)
 			"PROGRAM [ARGS...])\n");
 		return 2;
 	}
-	if (lock && !known(hws_lock_kinds(), lock)) {
-		list(hws_lock_kinds(), buf, sizeof buf);
+	if (lock && !hws_cli_known(hws_lock_kinds(), lock)) {
+		hws_cli_join(hws_lock_kinds(), buf, sizeof buf);
 		fprintf(stderr, "hwsync run: --lock '%s': unknown lock kind (known: %s)\n", lock,
 			buf);
 		return 2;
 	}
-	if (barrier && !known(hws_barrier_kinds(), barrier)) {
-		list(hws_barrier_kinds(), buf, sizeof buf);
+	if (barrier && !hws_cli_known(hws_barrier_kinds(), barrier)) {
+		hws_cli_join(hws_barrier_kinds(), buf, sizeof buf);
 		fprintf(stderr, "hwsync run: --barrier '%s': unknown barrier kind (known: %s)\n",
 			barrier, buf);
 		return 2;

@@ -28,7 +28,8 @@ typedef struct hws_barrier hws_barrier_t;
 
 int hws_barrier_create(hws_barrier_t **b, const char *kind, unsigned nthreads,
 		       const char *wait_policy);
-/* The same with a policy parsed once (hws_wait_init); the barrier keeps a copy. */
+/* The same with a policy parsed once (hws_wait_init); the barrier keeps a
+ * copy.  A NULL policy is EINVAL. */
 int hws_barrier_create_with(hws_barrier_t **b, const char *kind, unsigned nthreads,
 			    const hws_wait_t *wait_policy);
 int hws_barrier_wait(hws_barrier_t *b);

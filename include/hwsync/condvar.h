@@ -74,6 +74,9 @@ static inline int hws_condvar_core_busy(hws_condvar_core_t *cv)
 }
 
 int hws_condvar_create(hws_condvar_t **cv, const char *wait_policy);
+/* The same with a policy parsed once (hws_wait_init); the condvar keeps a
+ * copy.  A NULL policy is EINVAL. */
+int hws_condvar_create_with(hws_condvar_t **cv, const hws_wait_t *wait_policy);
 int hws_condvar_wait(hws_condvar_t *cv, hws_lock_t *l);
 int hws_condvar_timed(hws_condvar_t *cv, hws_lock_t *l, const struct timespec *abs_deadline);
 int hws_condvar_signal(hws_condvar_t *cv);

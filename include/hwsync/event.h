@@ -37,6 +37,9 @@ extern "C" {
 typedef struct hws_event hws_event_t;
 
 int hws_event_create(hws_event_t **ev, const char *wait_policy);
+/* The same with a policy parsed once (hws_wait_init); the event keeps a
+ * copy.  A NULL policy is EINVAL. */
+int hws_event_create_with(hws_event_t **ev, const hws_wait_t *wait_policy);
 uint32_t hws_event_epoch(const hws_event_t *ev);
 int hws_event_wait(hws_event_t *ev, uint32_t epoch);
 int hws_event_timed(hws_event_t *ev, uint32_t epoch, const struct timespec *abs_deadline);

@@ -24,6 +24,11 @@ extern "C" {
 typedef struct hws_lock hws_lock_t;
 
 int hws_lock_create(hws_lock_t **l, const char *kind, const char *wait_policy);
+/* The same with a policy parsed once (hws_wait_init), used as given (for
+ * "auto" too); the lock keeps a copy.  A NULL policy is EINVAL.
+ * hws_lock_create parses its string (for "auto" without one, auto's own
+ * default) and calls this. */
+int hws_lock_create_with(hws_lock_t **l, const char *kind, const hws_wait_t *wait_policy);
 int hws_lock_acquire(hws_lock_t *l);
 int hws_lock_try(hws_lock_t *l);
 int hws_lock_timed(hws_lock_t *l, const struct timespec *abs_deadline);

@@ -107,6 +107,9 @@ static inline int hws_sem_core_wait(hws_sem_core_t *s, const hws_wait_t *w,
 }
 
 int hws_sem_create(hws_sem_t **s, unsigned initial, const char *wait_policy);
+/* The same with a policy parsed once (hws_wait_init); the semaphore keeps a
+ * copy.  A NULL policy is EINVAL. */
+int hws_sem_create_with(hws_sem_t **s, unsigned initial, const hws_wait_t *wait_policy);
 int hws_sem_wait(hws_sem_t *s);
 int hws_sem_try(hws_sem_t *s);
 int hws_sem_timed(hws_sem_t *s, const struct timespec *abs_deadline);

@@ -93,6 +93,9 @@ int hws_wait_parse(hws_wait_t *w, const char *spec);
 int hws_wait_available(enum hws_wait_kind kind, const char **why);
 
 const char *hws_wait_kind_name(enum hws_wait_kind kind);
+/* NULL-terminated list of every policy name, in enum hws_wait_kind order
+ * (entry k is hws_wait_kind_name(k)), whether available here or not. */
+const char *const *hws_wait_kinds(void);
 /* Canonical spec string for w (all parameters spelled out). */
 int hws_wait_format(const hws_wait_t *w, char *buf, size_t len);
 

@@ -101,13 +101,4 @@ void hws_1spinner_destroy(hws_1spinner_t *l)
 	(void)l;   /* a free 1spinner lock references no node */
 }
 
-static int acquire(void *l) { return hws_1spinner_acquire(l); }
-static int try_(void *l) { return hws_1spinner_try(l); }
-static int timed(void *l, uint64_t dl) { return hws_1spinner_timed_ns(l, dl); }
-static int release(void *l) { return hws_1spinner_release(l); }
-static void destroy(void *l) { hws_1spinner_destroy(l); }
-static int init(void *l, const hws_wait_t *w) { return hws_1spinner_init(l, w); }
-
-const struct hws_lock_ops hws_lock_ops_1spinner = {
-	"1spinner", init, acquire, try_, timed, release, destroy,
-};
+HWS_LOCK_OPS_OUTLINE(1spinner)

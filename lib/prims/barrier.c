@@ -3,22 +3,19 @@
 #include <string.h>
 #include "prims/barrier_internal.h"
 
-static const struct hws_barrier_kind *const kinds[] = {
-	&hws_barrier_central, &hws_barrier_pair, &hws_barrier_hier,
-	&hws_barrier_dissemination, &hws_barrier_tree,
-};
+#define KIND_(k) &hws_barrier_##k,
+static const struct hws_barrier_kind *const kinds[] = { HWS_BARRIER_KINDS(KIND_) };
+#undef KIND_
+#define NAME_(k) #k,
+static const char *const names[] = { HWS_BARRIER_KINDS(NAME_) NULL };
+#undef NAME_
+#define LIST_(k) #k ", "
+static const char known[] = HWS_BARRIER_KINDS(LIST_);   /* "central, ..., tree, " */
+#undef LIST_
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 const char *const *hws_barrier_kinds(void)
 {
-	static const char *names[NKINDS + 1];
-	static _Atomic int ready;
-	/* acquire/release: publish the filled table once (idempotent writes). */
-	if (!atomic_load_explicit(&ready, memory_order_acquire)) {
-		for (size_t i = 0; i < NKINDS; i++)
-			names[i] = kinds[i]->name;
-		atomic_store_explicit(&ready, 1, memory_order_release);
-	}
 	return names;
 }
 
@@ -80,16 +77,20 @@ int hws_barrier_create_with(hws_barrier_t **out, const char *kind, unsigned nthr
 {
 	const struct hws_barrier_kind *k = NULL;
 
-	if (!out || !w)
-		return hws_fail(EINVAL, "hws_barrier_create: NULL %s", out ? "policy" : "result pointer");
+	int rc;
+
+	if (!out)
+		return hws_fail(EINVAL, "hws_barrier_create_with: NULL result pointer");
+	if ((rc = hws_wait_check(w, "hws_barrier_create_with")))
+		return rc;
 	if (!kind || !*kind)
 		kind = "central";
 	for (size_t i = 0; i < NKINDS; i++)
-		if (!strcmp(kinds[i]->name, kind))
+		if (!strcmp(names[i], kind))
 			k = kinds[i];
 	if (!k)
-		return hws_fail(EINVAL, "unknown barrier kind '%s' (known: central, pair, hier, "
-				"dissemination, tree)", kind);
+		return hws_fail(EINVAL, "unknown barrier kind '%s' (known: %.*s)", kind,
+				(int)sizeof known - 3, known);
 	if (nthreads < k->min_threads || nthreads > k->max_threads) {
 		if (k->min_threads == k->max_threads)
 			return hws_fail(EINVAL, "%s barrier is for exactly %u threads, not %u",
@@ -106,6 +107,8 @@ int hws_barrier_create(hws_barrier_t **out, const char *kind, unsigned nthreads,
 	hws_wait_t w;
 	int rc;
 
+	if (!out)
+		return hws_fail(EINVAL, "hws_barrier_create: NULL result pointer");
 	if ((rc = hws_prims_policy(&w, wait_policy, "barrier")))
 		return rc;
 	return hws_barrier_create_with(out, kind, nthreads, &w);

@@ -70,9 +70,14 @@ static inline int hws_barrier_slot(hws_barrier_t *b, unsigned *slot, int *fresh)
 	return hws_barrier_slot_slow(b, slot, fresh);
 }
 
-/* The kinds (one file each). */
-extern const struct hws_barrier_kind hws_barrier_central, hws_barrier_pair,
-	hws_barrier_hier, hws_barrier_dissemination, hws_barrier_tree;
+/* The kinds (one file each, defining hws_barrier_<k>), in the order
+ * hws_barrier_kinds() names them: the table, the names and the messages of
+ * barrier.c are made from this list. */
+#define HWS_BARRIER_KINDS(X) X(central) X(pair) X(hier) X(dissemination) X(tree)
+
+#define HWS_BK_EXTERN_(k) extern const struct hws_barrier_kind hws_barrier_##k;
+HWS_BARRIER_KINDS(HWS_BK_EXTERN_)
+#undef HWS_BK_EXTERN_
 
 /* Wait until *word != old (the wait layer loops on spurious returns itself). */
 static inline void hws_barrier_await(hws_barrier_t *b, _Atomic uint32_t *word, uint32_t old)

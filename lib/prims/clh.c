@@ -79,13 +79,4 @@ void hws_clh_destroy(hws_clh_t *l)
 	(void)l;   /* a free CLH lock references no node */
 }
 
-static int acquire(void *l) { return hws_clh_acquire(l); }
-static int try_(void *l) { return hws_clh_try(l); }
-static int timed(void *l, uint64_t dl) { return hws_clh_timed_ns(l, dl); }
-static int release(void *l) { return hws_clh_release(l); }
-static void destroy(void *l) { hws_clh_destroy(l); }
-static int init(void *l, const hws_wait_t *w) { return hws_clh_init(l, w); }
-
-const struct hws_lock_ops hws_lock_ops_clh = {
-	"clh", init, acquire, try_, timed, release, destroy,
-};
+HWS_LOCK_OPS_OUTLINE(clh)

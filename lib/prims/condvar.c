@@ -10,23 +10,34 @@ struct hws_condvar {
 	hws_wait_t wait;
 };
 
+int hws_condvar_create_with(hws_condvar_t **out, const hws_wait_t *policy)
+{
+	hws_condvar_t *cv;
+	int rc;
+
+	if (!out)
+		return hws_fail(EINVAL, "hws_condvar_create_with: NULL result pointer");
+	if ((rc = hws_wait_check(policy, "hws_condvar_create_with")))
+		return rc;
+	if (!(cv = hws_alloc_lines(sizeof *cv)))
+		return hws_fail(ENOMEM, "condvar: out of memory");
+	atomic_init(&cv->core.seq, 0);
+	atomic_init(&cv->core.waiters, 0);
+	cv->wait = *policy;
+	*out = cv;
+	return 0;
+}
+
 int hws_condvar_create(hws_condvar_t **out, const char *wait_policy)
 {
 	hws_wait_t w;
-	hws_condvar_t *cv;
 	int rc;
 
 	if (!out)
 		return hws_fail(EINVAL, "hws_condvar_create: NULL result pointer");
 	if ((rc = hws_prims_policy(&w, wait_policy, "condvar")))
 		return rc;
-	if (!(cv = hws_alloc_lines(sizeof *cv)))
-		return hws_fail(ENOMEM, "condvar: out of memory");
-	atomic_init(&cv->core.seq, 0);
-	atomic_init(&cv->core.waiters, 0);
-	cv->wait = w;
-	*out = cv;
-	return 0;
+	return hws_condvar_create_with(out, &w);
 }
 
 static int cv_wait_until(hws_condvar_t *cv, hws_lock_t *l, uint64_t deadline_ns)

@@ -98,21 +98,32 @@ int hws_event_s_wait(struct hws_event_s *ev, uint32_t epoch, uint64_t deadline_n
 	}
 }
 
+int hws_event_create_with(hws_event_t **out, const hws_wait_t *policy)
+{
+	hws_event_t *ev;
+	int rc;
+
+	if (!out)
+		return hws_fail(EINVAL, "hws_event_create_with: NULL result pointer");
+	if ((rc = hws_wait_check(policy, "hws_event_create_with")))
+		return rc;
+	if (!(ev = hws_alloc_lines(sizeof *ev)))
+		return hws_fail(ENOMEM, "event: out of memory");
+	hws_event_s_init(&ev->s, policy);
+	*out = ev;
+	return 0;
+}
+
 int hws_event_create(hws_event_t **out, const char *wait_policy)
 {
 	hws_wait_t w;
-	hws_event_t *ev;
 	int rc;
 
 	if (!out)
 		return hws_fail(EINVAL, "hws_event_create: NULL result pointer");
 	if ((rc = hws_prims_policy(&w, wait_policy, "event")))
 		return rc;
-	if (!(ev = hws_alloc_lines(sizeof *ev)))
-		return hws_fail(ENOMEM, "event: out of memory");
-	hws_event_s_init(&ev->s, &w);
-	*out = ev;
-	return 0;
+	return hws_event_create_with(out, &w);
 }
 
 uint32_t hws_event_epoch(const hws_event_t *ev)

@@ -41,15 +41,12 @@ struct hws_lock {
 	struct counters st HWS_ALIGNED_LINE;
 };
 
-static const struct hws_lock_ops *const kinds[] = {
-	&hws_lock_ops_tas, &hws_lock_ops_ttas, &hws_lock_ops_ticket, &hws_lock_ops_mcs,
-	&hws_lock_ops_clh, &hws_lock_ops_1spinner, &hws_lock_ops_mutex,
-};
-#define NKINDS (sizeof kinds / sizeof kinds[0])
-static const char *const kind_names[] = {
-	"tas", "ttas", "ticket", "mcs", "clh", "1spinner", "mutex", "auto", NULL,
-};
-#define KNOWN_KINDS "tas, ttas, ticket, mcs, clh, 1spinner, mutex, auto"
+#define OPS_(k, K) [HWS_LK_##K] = &hws_lock_ops_##k,
+static const struct hws_lock_ops *const kinds[HWS_LK_NKINDS] = { HWS_LOCK_KINDS(OPS_) };
+#undef OPS_
+#define NAME_(k, K) #k,
+static const char *const kind_names[] = { HWS_LOCK_KINDS(NAME_) "auto", NULL };
+#undef NAME_
 
 static _Atomic int stats_default;
 
@@ -58,37 +55,48 @@ const char *const *hws_lock_kinds(void)
 	return kind_names;
 }
 
-int hws_lock_create(hws_lock_t **out, const char *kind, const char *policy)
+const struct hws_lock_ops *hws_lock_ops_find(const char *name, enum hws_lock_kind_id *id,
+					     const char **default_policy)
 {
 	const struct hws_lock_ops *ops = NULL;
+	const char *def = NULL;
+
+	if (!name || !*name || !strcmp(name, "auto"))
+		ops = hws_lock_auto_choice(&def);
+	for (int i = 0; i < HWS_LK_NKINDS; i++)
+		if (ops ? ops == kinds[i] : !strcmp(name, kinds[i]->name)) {
+			if (id)
+				*id = (enum hws_lock_kind_id)i;
+			if (default_policy)
+				*default_policy = def;
+			return kinds[i];
+		}
+	return NULL;
+}
+
+static int unknown_kind(const char *kind)
+{
+	return hws_fail(EINVAL, "unknown lock kind '%s' (known: " HWS_LOCK_KINDS_LIST ")", kind);
+}
+
+int hws_lock_create_with(hws_lock_t **out, const char *kind, const hws_wait_t *policy)
+{
+	const struct hws_lock_ops *ops;
 	hws_lock_t *l;
 	int rc;
 
 	if (!out)
-		return hws_fail(EINVAL, "hws_lock_create: NULL result pointer");
+		return hws_fail(EINVAL, "hws_lock_create_with: NULL result pointer");
 	*out = NULL;
-	if (!kind || !*kind)
-		kind = "auto";
-	for (size_t i = 0; i < NKINDS; i++)
-		if (!strcmp(kind, kinds[i]->name))
-			ops = kinds[i];
-	if (!ops && !strcmp(kind, "auto")) {
-		const char *def;
-		ops = hws_lock_auto_choice(&def);
-		if ((!policy || !*policy) && def)
-			policy = def;
-	}
-	if (!ops)
-		return hws_fail(EINVAL, "unknown lock kind '%s' (known: " KNOWN_KINDS ")", kind);
+	if ((rc = hws_wait_check(policy, "hws_lock_create_with")))
+		return rc;
+	if (!(ops = hws_lock_ops_find(kind, NULL, NULL)))
+		return unknown_kind(kind);
 	l = aligned_alloc(HWS_CACHELINE, sizeof *l);
 	if (!l)
 		return hws_fail(ENOMEM, "hws_lock_create: out of memory");
 	memset(l, 0, sizeof *l);
-	rc = hws_wait_init(&l->wait, policy);   /* its message names the bad policy */
-	if (rc) {
-		free(l);
-		return rc;
-	}
+	l->wait = *policy;
 	l->ops = ops;
 	/* relaxed: a plain flag; the lock is published by the caller. */
 	atomic_store_explicit(&l->stats_on, atomic_load_explicit(&stats_default,
@@ -101,6 +109,24 @@ int hws_lock_create(hws_lock_t **out, const char *kind, const char *policy)
 	}
 	*out = l;
 	return 0;
+}
+
+int hws_lock_create(hws_lock_t **out, const char *kind, const char *policy)
+{
+	const char *def;
+	hws_wait_t w;
+	int rc;
+
+	if (!out)
+		return hws_fail(EINVAL, "hws_lock_create: NULL result pointer");
+	*out = NULL;
+	if (!hws_lock_ops_find(kind, NULL, &def))
+		return unknown_kind(kind);
+	if ((!policy || !*policy) && def)
+		policy = def;   /* "auto" without a policy: auto's own */
+	if ((rc = hws_wait_init(&w, policy)))   /* its message names the bad policy */
+		return rc;
+	return hws_lock_create_with(out, kind, &w);
 }
 
 void hws_lock_destroy(hws_lock_t *l)

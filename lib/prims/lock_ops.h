@@ -1,9 +1,25 @@
-/* One table of operations per lock kind, for the generic hws_lock_* API. */
+/* One table of operations per lock kind, for the generic hws_lock_* API, and
+ * the list of kinds that every other list is made from. */
 #ifndef HWS_PRIMS_LOCK_OPS_H
 #define HWS_PRIMS_LOCK_OPS_H
 
 #include <stdint.h>
 #include <hwsync/wait.h>
+
+/* The lock kinds, in the order hws_lock_kinds() names them ("auto" follows).
+ * X(name, ID): the generic API's table and names (lock.c) and the shim's
+ * in-place kinds are made from this list, so a new kind is its file (ending
+ * in HWS_LOCK_OPS_INLINE or HWS_LOCK_OPS_OUTLINE) and one entry here. */
+#define HWS_LOCK_KINDS(X)                                                         \
+	X(tas, TAS) X(ttas, TTAS) X(ticket, TICKET) X(mcs, MCS) X(clh, CLH)       \
+	X(1spinner, 1SPINNER) X(mutex, MUTEX)
+
+enum hws_lock_kind_id {
+#define HWS_LK_ENUM_(k, K) HWS_LK_##K,
+	HWS_LOCK_KINDS(HWS_LK_ENUM_)
+#undef HWS_LK_ENUM_
+	HWS_LK_NKINDS
+};
 
 struct hws_lock_ops {
 	const char *name;
@@ -15,23 +31,43 @@ struct hws_lock_ops {
 	void (*destroy)(void *l);
 };
 
-extern const struct hws_lock_ops hws_lock_ops_tas, hws_lock_ops_ttas, hws_lock_ops_ticket,
-	hws_lock_ops_mcs, hws_lock_ops_clh, hws_lock_ops_1spinner, hws_lock_ops_mutex;
+#define HWS_LK_EXTERN_(k, K) extern const struct hws_lock_ops hws_lock_ops_##k;
+HWS_LOCK_KINDS(HWS_LK_EXTERN_)
+#undef HWS_LK_EXTERN_
 
 /* What "auto" resolves to here: the kind's operations and the policy spec to
  * use when the caller gave none (NULL = the caller's / the default). */
 const struct hws_lock_ops *hws_lock_auto_choice(const char **default_policy);
 
-/* The inline typed locks get their table from this macro. */
-#define HWS_LOCK_OPS_INLINE(k)                                                    \
-	static int k##_init(void *l, const hws_wait_t *w) { return hws_##k##_init(l, w); } \
-	static int k##_acquire(void *l) { return hws_##k##_acquire(l); }          \
-	static int k##_try(void *l) { return hws_##k##_try(l); }                  \
-	static int k##_timed(void *l, uint64_t dl) { return hws_##k##_timed_ns(l, dl); } \
-	static int k##_release(void *l) { return hws_##k##_release(l); }          \
-	static void k##_destroy(void *l) { (void)l; }                             \
+/* The kind called `name` ("auto" resolves as above; NULL or "" is "auto"):
+ * its operations, and its id when `id` is not NULL.  *default_policy (when
+ * not NULL) gets auto's default policy spec, else NULL.  NULL when no kind
+ * has that name. */
+const struct hws_lock_ops *hws_lock_ops_find(const char *name, enum hws_lock_kind_id *id,
+					     const char **default_policy);
+
+/* "tas, ttas, ..., mutex, auto": every name hws_lock_create accepts, for
+ * messages. */
+#define HWS_LK_LIST_(k, K) #k ", "
+#define HWS_LOCK_KINDS_LIST HWS_LOCK_KINDS(HWS_LK_LIST_) "auto"
+
+/* A kind's table from its typed header (hwsync/lock_<k>.h): the generic
+ * operations call the typed ones, which the compiler inlines here.
+ * HWS_LOCK_OPS_INLINE for kinds whose free lock owns nothing (destroy does
+ * nothing); HWS_LOCK_OPS_OUTLINE for kinds with a hws_<k>_destroy. */
+#define HWS_LOCK_OPS_(k, destroy_body)                                            \
+	static int ops_##k##_init(void *l, const hws_wait_t *w) { return hws_##k##_init(l, w); } \
+	static int ops_##k##_acquire(void *l) { return hws_##k##_acquire(l); }   \
+	static int ops_##k##_try(void *l) { return hws_##k##_try(l); }           \
+	static int ops_##k##_timed(void *l, uint64_t dl) { return hws_##k##_timed_ns(l, dl); } \
+	static int ops_##k##_release(void *l) { return hws_##k##_release(l); }   \
+	static void ops_##k##_destroy(void *l) { destroy_body; }                 \
 	const struct hws_lock_ops hws_lock_ops_##k = {                            \
-		#k, k##_init, k##_acquire, k##_try, k##_timed, k##_release, k##_destroy, \
+		#k, ops_##k##_init, ops_##k##_acquire, ops_##k##_try, ops_##k##_timed, \
+		ops_##k##_release, ops_##k##_destroy,                             \
 	};
+
+#define HWS_LOCK_OPS_INLINE(k) HWS_LOCK_OPS_(k, (void)l)
+#define HWS_LOCK_OPS_OUTLINE(k) HWS_LOCK_OPS_(k, hws_##k##_destroy(l))
 
 #endif

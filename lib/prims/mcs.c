@@ -83,13 +83,4 @@ void hws_mcs_destroy(hws_mcs_t *l)
 	(void)l;   /* a free MCS lock references no node */
 }
 
-static int acquire(void *l) { return hws_mcs_acquire(l); }
-static int try_(void *l) { return hws_mcs_try(l); }
-static int timed(void *l, uint64_t dl) { return hws_mcs_timed_ns(l, dl); }
-static int release(void *l) { return hws_mcs_release(l); }
-static void destroy(void *l) { hws_mcs_destroy(l); }
-static int init(void *l, const hws_wait_t *w) { return hws_mcs_init(l, w); }
-
-const struct hws_lock_ops hws_lock_ops_mcs = {
-	"mcs", init, acquire, try_, timed, release, destroy,
-};
+HWS_LOCK_OPS_OUTLINE(mcs)

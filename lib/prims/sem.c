@@ -8,26 +8,42 @@ struct hws_sem {
 	hws_wait_t wait;
 };
 
-int hws_sem_create(hws_sem_t **out, unsigned initial, const char *wait_policy)
+static int check_initial(unsigned initial)
 {
-	hws_wait_t w;
+	if (initial > HWS_SEM_VALUE_MAX)
+		return hws_fail(EINVAL, "semaphore: initial value %u exceeds HWS_SEM_VALUE_MAX (%u)",
+				initial, (unsigned)HWS_SEM_VALUE_MAX);
+	return 0;
+}
+
+int hws_sem_create_with(hws_sem_t **out, unsigned initial, const hws_wait_t *policy)
+{
 	hws_sem_t *s;
 	int rc;
 
 	if (!out)
-		return hws_fail(EINVAL, "hws_sem_create: NULL result pointer");
-	if (initial > HWS_SEM_VALUE_MAX)
-		return hws_fail(EINVAL, "semaphore: initial value %u exceeds HWS_SEM_VALUE_MAX (%u)",
-				initial, (unsigned)HWS_SEM_VALUE_MAX);
-	if ((rc = hws_prims_policy(&w, wait_policy, "semaphore")))
+		return hws_fail(EINVAL, "hws_sem_create_with: NULL result pointer");
+	if ((rc = check_initial(initial)) || (rc = hws_wait_check(policy, "hws_sem_create_with")))
 		return rc;
 	if (!(s = hws_alloc_lines(sizeof *s)))
 		return hws_fail(ENOMEM, "semaphore: out of memory");
 	atomic_init(&s->core.value, initial);
 	atomic_init(&s->core.waiters, 0);
-	s->wait = w;
+	s->wait = *policy;
 	*out = s;
 	return 0;
+}
+
+int hws_sem_create(hws_sem_t **out, unsigned initial, const char *wait_policy)
+{
+	hws_wait_t w;
+	int rc;
+
+	if (!out)
+		return hws_fail(EINVAL, "hws_sem_create: NULL result pointer");
+	if ((rc = check_initial(initial)) || (rc = hws_prims_policy(&w, wait_policy, "semaphore")))
+		return rc;
+	return hws_sem_create_with(out, initial, &w);
 }
 
 int hws_sem_wait(hws_sem_t *s)

@@ -16,6 +16,12 @@
 /* Record the detail of a failure for hws_last_error(); returns err. */
 int hws_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A policy handed to a create function: 0, or EINVAL with a message naming
+ * `who` when it is NULL or not a policy (never made by hws_wait_init or
+ * hws_wait_parse), ENOTSUP when it needs what this machine lacks.  Used as
+ * given otherwise. */
+int hws_wait_check(const hws_wait_t *w, const char *who);
+
 /* One backend a file; each returns 0 once *a != old, or ETIMEDOUT. */
 typedef int (*hws_wait_fn)(const _Atomic uint32_t *a, uint32_t old,
 			   const hws_wait_t *w, uint64_t deadline_ns);

@@ -5,36 +5,118 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include "wait/internal.h"
 
-static const char *const names[HWS_WAIT_NKINDS] = {
-	[HWS_WAIT_SPIN] = "spin",             [HWS_WAIT_PAUSE] = "pause",
-	[HWS_WAIT_BACKOFF] = "backoff",       [HWS_WAIT_DELAY_DIV] = "delay-div",
-	[HWS_WAIT_DELAY_FDIV] = "delay-fdiv", [HWS_WAIT_DELAY_CAS] = "delay-cas",
-	[HWS_WAIT_DELAY_MISS] = "delay-miss", [HWS_WAIT_YIELD] = "yield",
-	[HWS_WAIT_FUTEX] = "futex",           [HWS_WAIT_UMWAIT] = "umwait",
-	[HWS_WAIT_TPAUSE] = "tpause",         [HWS_WAIT_MWAITX] = "mwaitx",
-	[HWS_WAIT_WFE] = "wfe",               [HWS_WAIT_KMWAIT] = "kmwait",
-	[HWS_WAIT_ADAPTIVE] = "adaptive",
+/* The policies: each one's name and the parameters it takes.  Every list of
+ * policy names (hws_wait_kinds, the "known" lists of messages, hwsync's help
+ * and info) is made from this table. */
+enum {
+	P_BACKOFF = 1 << 0,   /* min=, max= (pause counts) */
+	P_OPS = 1 << 1,       /* ops= (delay loops) */
+	P_STATE = 1 << 2,     /* state=c0.1|c0.2 */
+	P_MAX = 1 << 3,       /* max= (longest single hardware wait) */
+	P_ADAPTIVE = 1 << 4,  /* spin=, pause=, hw=, hwtime= */
+	P_HWSTAGE = 1 << 5,   /* may be adaptive's hardware stage (hw=) */
 };
+static const struct {
+	const char *name;
+	unsigned flags;
+} policies[] = {
+	[HWS_WAIT_SPIN] = { "spin", 0 },
+	[HWS_WAIT_PAUSE] = { "pause", 0 },
+	[HWS_WAIT_BACKOFF] = { "backoff", P_BACKOFF },
+	[HWS_WAIT_DELAY_DIV] = { "delay-div", P_OPS },
+	[HWS_WAIT_DELAY_FDIV] = { "delay-fdiv", P_OPS },
+	[HWS_WAIT_DELAY_CAS] = { "delay-cas", P_OPS },
+	[HWS_WAIT_DELAY_MISS] = { "delay-miss", P_OPS },
+	[HWS_WAIT_YIELD] = { "yield", 0 },
+	[HWS_WAIT_FUTEX] = { "futex", 0 },
+	[HWS_WAIT_UMWAIT] = { "umwait", P_STATE | P_MAX | P_HWSTAGE },
+	[HWS_WAIT_TPAUSE] = { "tpause", P_STATE | P_MAX | P_HWSTAGE },
+	[HWS_WAIT_MWAITX] = { "mwaitx", P_MAX | P_HWSTAGE },
+	[HWS_WAIT_WFE] = { "wfe", P_HWSTAGE },
+	[HWS_WAIT_KMWAIT] = { "kmwait", P_MAX | P_HWSTAGE },
+	[HWS_WAIT_ADAPTIVE] = { "adaptive", P_ADAPTIVE },
+};
+_Static_assert(sizeof policies / sizeof policies[0] == HWS_WAIT_NKINDS,
+	       "one entry per enum hws_wait_kind");
 
-#define KNOWN_POLICIES "spin, pause, backoff, delay-div, delay-fdiv, delay-cas, " \
-	"delay-miss, yield, futex, umwait, tpause, mwaitx, wfe, kmwait, adaptive"
+static unsigned flags_of(enum hws_wait_kind k)
+{
+	return k < HWS_WAIT_NKINDS ? policies[k].flags : 0;
+}
 
 const char *hws_wait_kind_name(enum hws_wait_kind kind)
 {
-	return kind < HWS_WAIT_NKINDS ? names[kind] : "none";
+	return kind < HWS_WAIT_NKINDS ? policies[kind].name : "none";
+}
+
+static const char *kind_list[HWS_WAIT_NKINDS + 1];
+static pthread_once_t kind_list_once = PTHREAD_ONCE_INIT;
+
+static void fill_kind_list(void)
+{
+	for (int k = 0; k < HWS_WAIT_NKINDS; k++)
+		kind_list[k] = policies[k].name;
+}
+
+const char *const *hws_wait_kinds(void)
+{
+	pthread_once(&kind_list_once, fill_kind_list);
+	return kind_list;
+}
+
+/* The names of the policies whose flags include `mask` (all for 0), joined
+ * by ", " and by `last` before the last one. */
+static const char *names_with(unsigned mask, const char *last, char *buf, size_t len)
+{
+	int total = 0, i = 0;
+	size_t at = 0;
+
+	for (int k = 0; k < HWS_WAIT_NKINDS; k++)
+		total += !mask || (policies[k].flags & mask);
+	buf[0] = 0;
+	for (int k = 0; k < HWS_WAIT_NKINDS && at < len; k++) {
+		if (mask && !(policies[k].flags & mask))
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       !i ? "" : i == total - 1 ? last : ", ", policies[k].name);
+		i++;
+	}
+	return buf;
 }
 
 static int kind_by_name(const char *s, size_t len, enum hws_wait_kind *out)
 {
 	for (int k = 0; k < HWS_WAIT_NKINDS; k++)
-		if (strlen(names[k]) == len && !strncmp(names[k], s, len)) {
+		if (strlen(policies[k].name) == len && !strncmp(policies[k].name, s, len)) {
 			*out = (enum hws_wait_kind)k;
 			return 0;
 		}
 	return -1;
+}
+
+int hws_wait_check(const hws_wait_t *w, const char *who)
+{
+	const char *why;
+
+	if (!w)
+		return hws_fail(EINVAL, "%s: NULL wait policy", who);
+	if ((unsigned)w->kind >= HWS_WAIT_NKINDS)
+		return hws_fail(EINVAL, "%s: not a wait policy (kind %d); make one with "
+				"hws_wait_init", who, (int)w->kind);
+	/* A policy only parsed (hws_wait_parse) may name an instruction this
+	 * machine lacks: refuse it here rather than fault in a wait. */
+	if (hws_wait_available(w->kind, &why))
+		return hws_fail(ENOTSUP, "%s: wait policy %s is not available here: %s", who,
+				hws_wait_kind_name(w->kind), why);
+	if (w->kind == HWS_WAIT_ADAPTIVE && w->hw < HWS_WAIT_NKINDS &&
+	    hws_wait_available(w->hw, &why))
+		return hws_fail(ENOTSUP, "%s: adaptive's hardware stage %s is not available "
+				"here: %s", who, hws_wait_kind_name(w->hw), why);
+	return 0;
 }
 
 /* "250", "250ns", "10us", "5ms", "1s" -> ns.  Plain numbers are ns. */
@@ -88,83 +170,90 @@ static void set_defaults(hws_wait_t *w, enum hws_wait_kind kind)
 	w->hw_ns = 0;            /* adaptive: 0 = auto */
 }
 
-/* Apply one key=value to w; returns 0 or -1 with the reason in *why. */
-static int apply_param(hws_wait_t *w, const char *key, const char *val, const char **why)
-{
-	enum hws_wait_kind k = w->kind;
-	bool hwkind = k == HWS_WAIT_UMWAIT || k == HWS_WAIT_TPAUSE || k == HWS_WAIT_MWAITX ||
-		      k == HWS_WAIT_KMWAIT;
+enum param_result { PARAM_OK, PARAM_UNKNOWN, PARAM_BAD };
 
-	*why = "bad value";
-	if (k == HWS_WAIT_BACKOFF && !strcmp(key, "min"))
-		return parse_count(val, 1, 1u << 20, &w->backoff_min);
-	if (k == HWS_WAIT_BACKOFF && !strcmp(key, "max"))
-		return parse_count(val, 1, 1u << 20, &w->backoff_max);
-	if (k >= HWS_WAIT_DELAY_DIV && k <= HWS_WAIT_DELAY_MISS && !strcmp(key, "ops"))
-		return parse_count(val, 1, 100000, &w->ops);
-	if ((k == HWS_WAIT_UMWAIT || k == HWS_WAIT_TPAUSE) && !strcmp(key, "state")) {
+static enum param_result bad_unless(int ok)
+{
+	return ok ? PARAM_OK : PARAM_BAD;
+}
+
+/* Apply one key=value to w.  PARAM_BAD may come with what was expected in
+ * *hint (else NULL). */
+static enum param_result apply_param(hws_wait_t *w, const char *key, const char *val,
+				     const char **hint, char *buf, size_t len)
+{
+	unsigned f = flags_of(w->kind);
+
+	*hint = NULL;
+	if ((f & P_BACKOFF) && !strcmp(key, "min"))
+		return bad_unless(!parse_count(val, 1, 1u << 20, &w->backoff_min));
+	if ((f & P_BACKOFF) && !strcmp(key, "max"))
+		return bad_unless(!parse_count(val, 1, 1u << 20, &w->backoff_max));
+	if ((f & P_OPS) && !strcmp(key, "ops"))
+		return bad_unless(!parse_count(val, 1, 100000, &w->ops));
+	if ((f & P_STATE) && !strcmp(key, "state")) {
 		if (!strcmp(val, "c0.1") || !strcmp(val, "c01"))
 			w->state = 1;
 		else if (!strcmp(val, "c0.2") || !strcmp(val, "c02"))
 			w->state = 0;
-		else {
-			*why = "expected c0.1 or c0.2";
-			return -1;
-		}
-		return 0;
+		else
+			*hint = "expected c0.1 or c0.2";
+		return *hint ? PARAM_BAD : PARAM_OK;
 	}
-	if (hwkind && !strcmp(key, "max")) {
-		*why = "expected a duration from 1us to 1s, e.g. 100us";
-		return parse_duration(val, &w->max_ns) || w->max_ns < 1000 ||
-		       w->max_ns > 1000000000 ? -1 : 0;
+	if ((f & P_MAX) && !strcmp(key, "max")) {
+		*hint = "expected a duration from 1us to 1s, e.g. 100us";
+		return bad_unless(!parse_duration(val, &w->max_ns) && w->max_ns >= 1000 &&
+				  w->max_ns <= 1000000000);
 	}
-	if (k == HWS_WAIT_ADAPTIVE && !strcmp(key, "spin")) {
+	if (!(f & P_ADAPTIVE))
+		return PARAM_UNKNOWN;
+	if (!strcmp(key, "spin")) {
 		if (!strcmp(val, "auto")) {
 			w->spin_ns = 0;
-			return 0;
+			return PARAM_OK;
 		}
-		*why = "expected auto or a duration up to 1s, e.g. 20us";
-		return parse_duration(val, &w->spin_ns) || w->spin_ns > 1000000000 ? -1 : 0;
+		*hint = "expected auto or a duration up to 1s, e.g. 20us";
+		return bad_unless(!parse_duration(val, &w->spin_ns) && w->spin_ns <= 1000000000);
 	}
-	if (k == HWS_WAIT_ADAPTIVE && !strcmp(key, "pause")) {
+	if (!strcmp(key, "pause")) {
 		if (!strcmp(val, "auto")) {
 			w->pause_ns = UINT64_MAX;
-			return 0;
+			return PARAM_OK;
 		}
-		*why = "expected auto or a duration up to 1s, e.g. 2us";
-		return parse_duration(val, &w->pause_ns) || w->pause_ns > 1000000000 ? -1 : 0;
+		*hint = "expected auto or a duration up to 1s, e.g. 2us";
+		return bad_unless(!parse_duration(val, &w->pause_ns) && w->pause_ns <= 1000000000);
 	}
-	if (k == HWS_WAIT_ADAPTIVE && !strcmp(key, "hw")) {
+	if (!strcmp(key, "hw")) {
 		enum hws_wait_kind hk;
 		if (!strcmp(val, "auto"))
 			w->hw = HWS_WAIT_HW_AUTO;
 		else if (!strcmp(val, "none"))
 			w->hw = HWS_WAIT_NKINDS;
-		else if (!kind_by_name(val, strlen(val), &hk) &&
-			 (hk == HWS_WAIT_UMWAIT || hk == HWS_WAIT_TPAUSE || hk == HWS_WAIT_MWAITX ||
-			  hk == HWS_WAIT_WFE || hk == HWS_WAIT_KMWAIT))
+		else if (!kind_by_name(val, strlen(val), &hk) && (flags_of(hk) & P_HWSTAGE))
 			w->hw = hk;
 		else {
-			*why = "expected auto, none, umwait, tpause, mwaitx, wfe or kmwait";
-			return -1;
+			char stages[128];
+			snprintf(buf, len, "expected auto, none, %s",
+				 names_with(P_HWSTAGE, " or ", stages, sizeof stages));
+			*hint = buf;
+			return PARAM_BAD;
 		}
-		return 0;
+		return PARAM_OK;
 	}
-	if (k == HWS_WAIT_ADAPTIVE && !strcmp(key, "hwtime")) {
+	if (!strcmp(key, "hwtime")) {
 		if (!strcmp(val, "auto")) {
 			w->hw_ns = 0;
-			return 0;
+			return PARAM_OK;
 		}
-		*why = "expected a duration up to 1s, e.g. 200us";
-		return parse_duration(val, &w->hw_ns) || w->hw_ns > 1000000000 ? -1 : 0;
+		*hint = "expected a duration up to 1s, e.g. 200us";
+		return bad_unless(!parse_duration(val, &w->hw_ns) && w->hw_ns <= 1000000000);
 	}
-	*why = "unknown parameter";
-	return -1;
+	return PARAM_UNKNOWN;
 }
 
 int hws_wait_parse(hws_wait_t *w, const char *spec)
 {
-	char buf[256];
+	char buf[256], hintbuf[160], known[256];
 	const char *colon;
 	enum hws_wait_kind kind;
 
@@ -175,8 +264,8 @@ int hws_wait_parse(hws_wait_t *w, const char *spec)
 	colon = strchr(spec, ':');
 	size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
 	if (kind_by_name(spec, nlen, &kind))
-		return hws_fail(EINVAL, "unknown wait policy '%.*s' in '%s' (known: " KNOWN_POLICIES ")",
-				(int)nlen, spec, spec);
+		return hws_fail(EINVAL, "unknown wait policy '%.*s' in '%s' (known: %s)",
+				(int)nlen, spec, spec, names_with(0, ", ", known, sizeof known));
 	set_defaults(w, kind);
 	if (!colon)
 		return 0;
@@ -185,16 +274,20 @@ int hws_wait_parse(hws_wait_t *w, const char *spec)
 	strcpy(buf, colon + 1);
 	for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
-		const char *why;
+		const char *hint;
 		if (!eq || eq == kv || !eq[1])
 			return hws_fail(EINVAL, "wait policy '%s': '%s' is not key=value", spec, kv);
 		*eq = 0;
-		if (apply_param(w, kv, eq + 1, &why))
-			return hws_fail(EINVAL, "wait policy '%s': %s '%s=%s'%s%s", spec,
-					strcmp(why, "unknown parameter") ? "bad value in" : "unknown parameter",
-					kv, eq + 1,
-					strcmp(why, "unknown parameter") && strcmp(why, "bad value") ? ": " : "",
-					strcmp(why, "unknown parameter") && strcmp(why, "bad value") ? why : "");
+		switch (apply_param(w, kv, eq + 1, &hint, hintbuf, sizeof hintbuf)) {
+		case PARAM_OK:
+			break;
+		case PARAM_UNKNOWN:
+			return hws_fail(EINVAL, "wait policy '%s': unknown parameter '%s=%s'", spec,
+					kv, eq + 1);
+		case PARAM_BAD:
+			return hws_fail(EINVAL, "wait policy '%s': bad value in '%s=%s'%s%s", spec,
+					kv, eq + 1, hint ? ": " : "", hint ? hint : "");
+		}
 	}
 	if (strstr(colon + 1, ",,") || colon[strlen(colon) - 1] == ',')
 		return hws_fail(EINVAL, "wait policy '%s': empty parameter", spec);
@@ -259,7 +352,7 @@ int hws_wait_init(hws_wait_t *w, const char *spec)
 			w->hw = hws_adaptive_hw();
 		else if (w->hw != HWS_WAIT_NKINDS && hws_wait_available(w->hw, &why))
 			return hws_fail(ENOTSUP, "wait policy '%s': hardware stage '%s' is not "
-					"available here: %s", spec, names[w->hw], why);
+					"available here: %s", spec, policies[w->hw].name, why);
 		if (w->hw_ns == 0)
 			w->hw_ns = 200000;
 	}
@@ -268,23 +361,20 @@ int hws_wait_init(hws_wait_t *w, const char *spec)
 
 int hws_wait_format(const hws_wait_t *w, char *buf, size_t len)
 {
+	const char *name = hws_wait_kind_name(w->kind);
+	unsigned f = flags_of(w->kind);
 	int n;
-	switch (w->kind) {
-	case HWS_WAIT_BACKOFF:
-		n = snprintf(buf, len, "backoff:min=%u,max=%u", w->backoff_min, w->backoff_max);
-		break;
-	case HWS_WAIT_DELAY_DIV: case HWS_WAIT_DELAY_FDIV:
-	case HWS_WAIT_DELAY_CAS: case HWS_WAIT_DELAY_MISS:
-		n = snprintf(buf, len, "%s:ops=%u", names[w->kind], w->ops);
-		break;
-	case HWS_WAIT_UMWAIT: case HWS_WAIT_TPAUSE:
-		n = snprintf(buf, len, "%s:state=%s,max=%" PRIu64 "ns", names[w->kind],
+
+	if (f & P_BACKOFF) {
+		n = snprintf(buf, len, "%s:min=%u,max=%u", name, w->backoff_min, w->backoff_max);
+	} else if (f & P_OPS) {
+		n = snprintf(buf, len, "%s:ops=%u", name, w->ops);
+	} else if (f & P_STATE) {
+		n = snprintf(buf, len, "%s:state=%s,max=%" PRIu64 "ns", name,
 			     w->state ? "c0.1" : "c0.2", w->max_ns);
-		break;
-	case HWS_WAIT_MWAITX: case HWS_WAIT_KMWAIT:
-		n = snprintf(buf, len, "%s:max=%" PRIu64 "ns", names[w->kind], w->max_ns);
-		break;
-	case HWS_WAIT_ADAPTIVE: {
+	} else if (f & P_MAX) {
+		n = snprintf(buf, len, "%s:max=%" PRIu64 "ns", name, w->max_ns);
+	} else if (f & P_ADAPTIVE) {
 		/* "auto" for what hws_wait_init has not resolved yet, and for spin
 		 * and pause, which each wait takes from the process's budget. */
 		char spin[24] = "auto", pause[24] = "auto", hwtime[24] = "auto";
@@ -294,13 +384,10 @@ int hws_wait_format(const hws_wait_t *w, char *buf, size_t len)
 			snprintf(pause, sizeof pause, "%" PRIu64 "ns", w->pause_ns);
 		if (w->hw_ns)
 			snprintf(hwtime, sizeof hwtime, "%" PRIu64 "ns", w->hw_ns);
-		n = snprintf(buf, len, "adaptive:spin=%s,pause=%s,hw=%s,hwtime=%s", spin, pause,
-			     w->hw == HWS_WAIT_HW_AUTO ? "auto"
-			     : w->hw < HWS_WAIT_NKINDS ? names[w->hw] : "none", hwtime);
-		break;
-	}
-	default:
-		n = snprintf(buf, len, "%s", hws_wait_kind_name(w->kind));
+		n = snprintf(buf, len, "%s:spin=%s,pause=%s,hw=%s,hwtime=%s", name, spin, pause,
+			     w->hw == HWS_WAIT_HW_AUTO ? "auto" : hws_wait_kind_name(w->hw), hwtime);
+	} else {
+		n = snprintf(buf, len, "%s", name);
 	}
 	return n < 0 || (size_t)n >= len ? ENOSPC : 0;
 }

@@ -53,9 +53,14 @@ static uint64_t deadline_to_tsc(uint64_t deadline_ns)
 }
 #endif
 
-int hws_wait_umwait(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
-{
 #if defined(__x86_64__)
+/* The loop both share: re-read the word, then one bounded slice; with
+ * `monitor` the slice is UMONITOR + re-read + UMWAIT (ends early when the
+ * line is written), else a TPAUSE.  Inlined into each backend. */
+static inline __attribute__((always_inline)) int
+waitpkg_loop(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl,
+	     int monitor)
+{
 	uint64_t dl_tsc = deadline_to_tsc(dl);
 	for (;;) {
 		/* acquire: pairs with the store that changed the word. */
@@ -64,12 +69,23 @@ int hws_wait_umwait(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w
 		uint64_t now = hws_tsc();
 		if (now >= dl_tsc)
 			return ETIMEDOUT;
-		hws_umonitor(a);
-		if (atomic_load_explicit(a, memory_order_acquire) != old)
-			return 0;
-		hws_umwait(w->state, slice_end(now, w, dl_tsc));
+		if (monitor) {
+			hws_umonitor(a);
+			if (atomic_load_explicit(a, memory_order_acquire) != old)
+				return 0;
+			hws_umwait(w->state, slice_end(now, w, dl_tsc));
+		} else {
+			hws_tpause(w->state, slice_end(now, w, dl_tsc));
+		}
 		hws_wait_tls.polls++;
 	}
+}
+#endif
+
+int hws_wait_umwait(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
+{
+#if defined(__x86_64__)
+	return waitpkg_loop(a, old, w, dl, 1);
 #else
 	(void)a, (void)old, (void)w, (void)dl;
 	return ENOTSUP;
@@ -79,16 +95,7 @@ int hws_wait_umwait(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w
 int hws_wait_tpause(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
 #if defined(__x86_64__)
-	uint64_t dl_tsc = deadline_to_tsc(dl);
-	for (;;) {
-		if (atomic_load_explicit(a, memory_order_acquire) != old)
-			return 0;
-		uint64_t now = hws_tsc();
-		if (now >= dl_tsc)
-			return ETIMEDOUT;
-		hws_tpause(w->state, slice_end(now, w, dl_tsc));
-		hws_wait_tls.polls++;
-	}
+	return waitpkg_loop(a, old, w, dl, 0);
 #else
 	(void)a, (void)old, (void)w, (void)dl;
 	return ENOTSUP;

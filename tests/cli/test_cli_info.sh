@@ -52,4 +52,15 @@ done
 if "$hws" info --frobnicate 2>/dev/null; then fail "unknown option accepted"; fi
 if "$hws" frobnicate 2>/dev/null; then fail "unknown command accepted"; fi
 "$hws" info --help | grep -q -- '--wait SPEC' || fail "info --help"
+# The lists in help texts and in info come from the library's registries.
+help=$("$hws" info --help)
+grep -q '^wait policies *spin, pause, backoff,' <<<"$help" || fail "info --help: policies"
+grep -q '^lock kinds *tas, ttas, ticket, mcs, clh, 1spinner, mutex, auto$' <<<"$help" ||
+  fail "info --help: lock kinds"
+grep -q 'barrier kinds  *central, pair, hier, dissemination, tree$' <<<"$out" ||
+  fail "info: barrier kinds"
+help=$("$hws" run --help)
+grep -q '^barrier kinds *central, pair' <<<"$help" || fail "run --help: barrier kinds"
+help=$("$hws" bench --help)
+grep -A3 '^WAIT POLICIES' <<<"$help" | grep -q 'kmwait, adaptive' || fail "bench --help: policies"
 echo "cli_info: ok"

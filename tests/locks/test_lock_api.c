@@ -2,6 +2,7 @@
  * timed acquire that expires (ETIMEDOUT, not before the deadline) or
  * succeeds, and the per-lock counters; for every kind. */
 #include "tests/locks/lock_test.h"
+#include "common/with_policy.h"
 
 static hws_lock_t *lock;
 static _Atomic int phase;
@@ -188,9 +189,49 @@ static void errors(void)
 	printf("errors    ok\n");
 }
 
+/* hws_lock_create_with on with_kind; expire: a timed acquire of the lock
+ * this thread holds. */
+static const char *with_kind;
+static int lock_make(void **obj, const hws_wait_t *w)
+{
+	return hws_lock_create_with((hws_lock_t **)obj, with_kind, w);
+}
+static int lock_expire(void *obj)
+{
+	struct timespec d = test_deadline_ts(2000000ull);
+	CHECK_EQ(hws_lock_acquire(obj), 0);
+	int rc = hws_lock_timed(obj, &d);
+	CHECK_EQ(hws_lock_release(obj), 0);
+	return rc;
+}
+static void lock_destroy(void *obj) { hws_lock_destroy(obj); }
+
+/* The errors, and the policy given is the one a wait uses, for "auto" too,
+ * whose own default policy would spin and then sleep, or only sleep. */
+static void create_with(void)
+{
+	static const char *const kinds[] = { "mutex", "auto", "tas", "ticket", "mcs" };
+	static const struct test_with_ops ops = { lock_make, lock_expire, lock_destroy };
+	hws_wait_t w = test_policy("pause");
+	hws_lock_t *l = (hws_lock_t *)&w;
+
+	with_kind = "mutex";
+	test_with_errors(&ops, "hws_lock_create_with");
+	CHECK_EQ(hws_lock_create_with(&l, "foo", &w), EINVAL);
+	CHECK(l == NULL);
+	CHECK(strstr(hws_last_error(), "known: tas, ttas"));
+	CHECK_EQ(hws_lock_create_with(NULL, "mutex", &w), EINVAL);
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		with_kind = kinds[k];
+		test_with_uses_policy(&ops);
+	}
+	printf("create_with ok\n");
+}
+
 int main(void)
 {
 	errors();
+	create_with();
 	for (const char *const *k = hws_lock_kinds(); *k; k++)
 		api_for(*k);
 	return 0;

@@ -2,6 +2,7 @@
  * one thread too many for the slot-based kinds, the episode count, and many
  * barriers used by one thread (more than its slot cache holds). */
 #include "sync/sync_test.h"
+#include "common/with_policy.h"
 #include <hwsync/barrier.h>
 
 static void expect_einval(const char *kind, unsigned n, const char *policy, const char *needle)
@@ -42,8 +43,75 @@ static void *extra_wait(void *arg)
 	return NULL;
 }
 
+static int barrier_make(void **obj, const hws_wait_t *w)
+{
+	return hws_barrier_create_with((hws_barrier_t **)obj, "central", 1, w);
+}
+
+struct counted {
+	int rc;
+	struct hws_wait_counters before, after;
+};
+static _Atomic int arriving;
+
+static void *counted_wait(void *arg)
+{
+	struct counted *r = arg;
+	r->before = hws_wait_tls;
+	atomic_store(&arriving, 1);
+	r->rc = hws_barrier_wait(shared);
+	r->after = hws_wait_tls;
+	return NULL;
+}
+
+/* hws_barrier_create_with: the errors, and a waiter uses the policy given.
+ * A wait that polled (spin) made no system call; one that slept (futex) never
+ * polled.  Whether a given wait polled or slept at all depends on when the
+ * other thread arrives, so up to 50 tries until one did. */
+static void create_with(void)
+{
+	static const char *const specs[] = { "spin", "futex" };
+	static const struct test_with_ops ops = { barrier_make, NULL, NULL };
+	hws_wait_t w = test_policy("pause");
+	hws_barrier_t *b = NULL;
+
+	test_with_errors(&ops, "hws_barrier_create_with");
+	CHECK_EQ(hws_barrier_create_with(NULL, "central", 2, &w), EINVAL);
+	CHECK_EQ(hws_barrier_create_with(&b, "foo", 2, &w), EINVAL);
+	CHECK(strstr(hws_last_error(), "known: central, pair"));
+	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+		int tries = 0, seen = 0;
+		w = test_policy(specs[i]);
+		CHECK_EQ(hws_barrier_create_with(&shared, "central", 2, &w), 0);
+		w.kind = HWS_WAIT_NKINDS;   /* the barrier keeps its own copy */
+		while (!seen && tries++ < 50) {
+			struct counted r;
+			pthread_t t;
+			atomic_store(&arriving, 0);
+			CHECK(pthread_create(&t, NULL, counted_wait, &r) == 0);
+			while (!atomic_load(&arriving))
+				sched_yield();
+			usleep(2000);
+			CHECK(hws_barrier_wait(shared) != EINVAL);
+			CHECK(pthread_join(t, NULL) == 0);
+			CHECK(r.rc == 0 || r.rc == HWS_BARRIER_LAST);
+			if (i == 0 && r.after.polls != r.before.polls) {
+				CHECK_EQ(r.after.syscalls, r.before.syscalls);
+				seen = 1;
+			}
+			if (i == 1 && r.after.syscalls != r.before.syscalls) {
+				CHECK_EQ(r.after.polls, r.before.polls);
+				seen = 1;
+			}
+		}
+		CHECK(seen);
+		hws_barrier_destroy(shared);
+	}
+}
+
 int main(void)
 {
+	create_with();
 	const char *const *kinds = hws_barrier_kinds();
 	const char *want[] = { "central", "pair", "hier", "dissemination", "tree" };
 	unsigned nk = 0;

@@ -6,6 +6,7 @@
  *           predicate under the lock, random delays, signal and broadcast
  *           alternating; a lost wake-up fails a long timed wait. */
 #include "sync/sync_test.h"
+#include "common/with_policy.h"
 #include <hwsync/condvar.h>
 
 #define LONG_NS 10000000000ull
@@ -144,6 +145,38 @@ static void stress(const char *kind, const char *policy)
 		(double)(test_now_ns() - t0) / 1e9);
 }
 
+/* expire: a timed wait under a free lock of policy pause (the lock's
+ * policy is not used while it is free). */
+static hws_lock_t *with_lock;
+static int condvar_make(void **obj, const hws_wait_t *w)
+{
+	return hws_condvar_create_with((hws_condvar_t **)obj, w);
+}
+static int condvar_expire(void *obj)
+{
+	struct timespec dl = test_deadline_ts(2000000ull);
+	CHECK_EQ(hws_lock_acquire(with_lock), 0);
+	int rc = hws_condvar_timed(obj, with_lock, &dl);
+	CHECK_EQ(hws_lock_release(with_lock), 0);
+	return rc;
+}
+static void condvar_destroy(void *obj) { hws_condvar_destroy(obj); }
+
+/* hws_condvar_create_with: the errors, and the policy given is the one a
+ * wait uses. */
+static void create_with(void)
+{
+	static const struct test_with_ops ops = { condvar_make, condvar_expire,
+						  condvar_destroy };
+	hws_wait_t w = test_policy("pause");
+
+	test_with_errors(&ops, "hws_condvar_create_with");
+	CHECK_EQ(hws_condvar_create_with(NULL, &w), EINVAL);
+	CHECK_EQ(hws_lock_create_with(&with_lock, "mutex", &w), 0);
+	test_with_uses_policy(&ops);
+	hws_lock_destroy(with_lock);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const kinds[] = { "mutex", "ticket", "mcs" };
@@ -152,6 +185,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_condvar unit|stress\n");
 		return 2;
 	}
+	if (!strcmp(argv[1], "unit"))
+		create_with();
 	for (unsigned k = 0; k < 3; k++)
 		for (unsigned p = 0; p < 3; p++) {
 			if (!strcmp(argv[1], "unit"))

@@ -7,6 +7,7 @@
  * Waits that should end use a generous deadline so that a lost wake-up fails
  * the test instead of hanging it. */
 #include "sync/sync_test.h"
+#include "common/with_policy.h"
 #include <hwsync/event.h>
 #include "wait/internal.h"
 
@@ -240,12 +241,37 @@ static void workqueue(const char *policy)
 		(double)(test_now_ns() - t0) / 1e9);
 }
 
+static int event_make(void **obj, const hws_wait_t *w)
+{
+	return hws_event_create_with((hws_event_t **)obj, w);
+}
+static int event_expire(void *obj)
+{
+	struct timespec dl = test_deadline_ts(2000000ull);
+	return hws_event_timed(obj, hws_event_epoch(obj), &dl);
+}
+static void event_destroy(void *obj) { hws_event_destroy(obj); }
+
+/* hws_event_create_with: the errors, and the policy given is the one a wait
+ * uses. */
+static void create_with(void)
+{
+	static const struct test_with_ops ops = { event_make, event_expire, event_destroy };
+	hws_wait_t w = test_policy("pause");
+
+	test_with_errors(&ops, "hws_event_create_with");
+	CHECK_EQ(hws_event_create_with(NULL, &w), EINVAL);
+	test_with_uses_policy(&ops);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2 || (strcmp(argv[1], "unit") && strcmp(argv[1], "stress"))) {
 		fprintf(stderr, "usage: test_event unit|stress\n");
 		return 2;
 	}
+	if (!strcmp(argv[1], "unit"))
+		create_with();
 	for (unsigned p = 0; p < sizeof policies / sizeof policies[0]; p++) {
 		if (!strcmp(argv[1], "unit")) {
 			bad_arguments();

@@ -7,6 +7,7 @@
  *           taken exactly once, the final value is 0, nobody is left waiting
  *           (a lost wake-up fails a long timed wait). */
 #include "sync/sync_test.h"
+#include "common/with_policy.h"
 #include <hwsync/sem.h>
 
 #define LONG_NS 10000000000ull
@@ -153,6 +154,35 @@ static void stress(const char *policy)
 		(double)(test_now_ns() - t0) / 1e9);
 }
 
+static int sem_make(void **obj, const hws_wait_t *w)
+{
+	return hws_sem_create_with((hws_sem_t **)obj, 0, w);
+}
+static int sem_expire(void *obj)
+{
+	struct timespec dl = test_deadline_ts(2000000ull);
+	return hws_sem_timed(obj, &dl);
+}
+static void sem_destroy(void *obj) { hws_sem_destroy(obj); }
+
+/* hws_sem_create_with: the errors, and the policy given is the one a wait
+ * uses. */
+static void create_with(void)
+{
+	static const struct test_with_ops ops = { sem_make, sem_expire, sem_destroy };
+	hws_wait_t w = test_policy("pause");
+	hws_sem_t *s;
+
+	test_with_errors(&ops, "hws_sem_create_with");
+	CHECK_EQ(hws_sem_create_with(NULL, 0, &w), EINVAL);
+	CHECK_EQ(hws_sem_create_with(&s, HWS_SEM_VALUE_MAX + 1u, &w), EINVAL);
+	CHECK(strstr(hws_last_error(), "HWS_SEM_VALUE_MAX"));
+	CHECK_EQ(hws_sem_create_with(&s, 2, &w), 0);
+	CHECK_EQ(hws_sem_value(s), 2);
+	hws_sem_destroy(s);
+	test_with_uses_policy(&ops);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2 || (strcmp(argv[1], "unit") && strcmp(argv[1], "stress"))) {
@@ -161,6 +191,8 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < sizeof policies / sizeof policies[0]; i++) {
 		if (!strcmp(argv[1], "unit")) {
+			if (i == 0)
+				create_with();
 			unit(policies[i]);
 			post_wakes(policies[i]);
 		} else {

@@ -116,6 +116,8 @@ int main(void)
 	CHECK_EQ(w.hw, HWS_WAIT_NKINDS);
 
 	bad("spinn", "unknown wait policy 'spinn'");
+	bad("spinn", "(known: spin, pause, backoff, delay-div, delay-fdiv, delay-cas, "
+	    "delay-miss, yield, futex, umwait, tpause, mwaitx, wfe, kmwait, adaptive)");
 	bad("backof:max=3", "unknown wait policy 'backof'");
 	bad("pause:", "empty parameter list");
 	bad("backoff:max", "'max' is not key=value");
@@ -129,7 +131,8 @@ int main(void)
 	bad("umwait:state=c3", "expected c0.1 or c0.2");
 	bad("umwait:max=10parsecs", "bad value in 'max=10parsecs'");
 	bad("umwait:max=-5us", "bad value in 'max=-5us'");
-	bad("adaptive:hw=gpu", "expected auto, none");
+	bad("adaptive:hw=gpu", "expected auto, none, umwait, tpause, mwaitx, wfe or kmwait");
+	bad("adaptive:hw=futex", "expected auto, none");
 	bad("adaptive:spin=forever", "bad value in 'spin=forever'");
 	bad("adaptive:pause=soon", "bad value in 'pause=soon'");
 	bad("delay-div:ops=1,,", "empty parameter");
@@ -160,6 +163,15 @@ int main(void)
 		if (rc)
 			CHECK(strlen(why) > 10);
 	}
+	/* The list of names is the enum's, in order, each name parsing back. */
+	const char *const *names = hws_wait_kinds();
+	int n = 0;
+	for (; names[n]; n++) {
+		CHECK(!strcmp(names[n], hws_wait_kind_name((enum hws_wait_kind)n)));
+		good(names[n], (enum hws_wait_kind)n);
+	}
+	CHECK_EQ(n, HWS_WAIT_NKINDS);
+	CHECK(!strcmp(hws_wait_kind_name(HWS_WAIT_NKINDS), "none"));
 	puts("wait_parse: ok");
 	return 0;
 }

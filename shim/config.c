@@ -1,0 +1,124 @@
+/* The shim's configuration: read the HWSYNC_* environment once at start-up
+ * and check it against the library's kinds and policies (hws_cfg). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "shim/shim.h"
+#include "prims/lock_ops.h"
+
+struct hws_shim_config hws_cfg;
+
+static int env_flag(const char *name, int *out)
+{
+	const char *v = getenv(name);
+	*out = 0;
+	if (!v || !*v || !strcmp(v, "0"))
+		return 0;
+	if (!strcmp(v, "1")) {
+		*out = 1;
+		return 0;
+	}
+	hws_shim_say("%s='%s' is not 0 or 1; running on the native implementation", name, v);
+	return EINVAL;
+}
+
+static int env_word(const char *name, const char *def, char *out, size_t len)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		v = def;
+	if (strlen(v) >= len) {
+		hws_shim_say("%s='%.40s...' is too long; running on the native implementation",
+			     name, v);
+		return EINVAL;
+	}
+	strcpy(out, v);
+	return 0;
+}
+
+static int in_list(const char *const *list, const char *s)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, s))
+			return 1;
+	return 0;
+}
+
+static void list_str(const char *const *list, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (; list && *list && n + 1 < len; list++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", *list);
+	if (!buf[0])
+		snprintf(buf, len, "none in this build");
+}
+
+static void atfork_child(void) { hws_stats_atfork_child(); }
+
+int hws_shim_configure(void)
+{
+	struct hws_shim_config *c = &hws_cfg;
+	const struct hws_lock_ops *ops;
+	char known[256];
+	int rc = 0;
+
+	c->pid = (int)getpid();
+	c->err_fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
+	if (c->err_fd < 0)
+		c->err_fd = 2;
+	rc |= env_flag("HWSYNC_VERBOSE", &c->verbose);
+	rc |= env_flag("HWSYNC_STATS", &c->stats);
+	rc |= env_word("HWSYNC_LOCK", "auto", c->lock_kind, sizeof c->lock_kind);
+	rc |= env_word("HWSYNC_WAIT", "adaptive", c->wait_spec, sizeof c->wait_spec);
+	rc |= env_word("HWSYNC_BARRIER", "central", c->barrier_kind, sizeof c->barrier_kind);
+	if (rc)
+		return EINVAL;
+	if (hws_wait_init(&c->wait, c->wait_spec)) {
+		hws_shim_say("HWSYNC_WAIT='%s': %s; running on the native implementation",
+			     c->wait_spec, hws_last_error());
+		return EINVAL;
+	}
+	/* The in-place kind is the library's ("auto": what it resolves to). */
+	if (!(ops = hws_lock_ops_find(c->lock_kind, &hws_lock_kind8, NULL))) {
+		hws_shim_say("HWSYNC_LOCK='%s' is not a lock kind (known: " HWS_LOCK_KINDS_LIST
+			     "); running on the native implementation", c->lock_kind);
+		return EINVAL;
+	}
+	snprintf(c->lock_used, sizeof c->lock_used, "%s", ops->name);
+	if (!in_list(hws_barrier_kinds(), c->barrier_kind)) {
+		list_str(hws_barrier_kinds(), known, sizeof known);
+		hws_shim_say("HWSYNC_BARRIER='%s' is not a barrier kind (known: %s); running on "
+			     "the native implementation", c->barrier_kind, known);
+		return EINVAL;
+	}
+	/* Spin locks spin: a policy that may sleep is replaced by pause for them,
+	 * which also keeps process-shared spin locks working (no private futex). */
+	c->spin_wait = c->wait;
+	if (c->wait.kind == HWS_WAIT_FUTEX || c->wait.kind == HWS_WAIT_ADAPTIVE ||
+	    c->wait.kind == HWS_WAIT_KMWAIT)
+		hws_wait_init(&c->spin_wait, "pause");
+	const char *trace = getenv("HWSYNC_TRACE");
+	if (trace && *trace) {
+		int err = hws_trace_open(trace);
+		if (err) {
+			hws_shim_say("HWSYNC_TRACE='%s': cannot write: %s; running on the native "
+				     "implementation", trace, strerror(err));
+			return EINVAL;
+		}
+		c->trace = 1;
+	}
+	c->instrument = c->stats || c->trace;
+	if (pthread_atfork(NULL, NULL, atfork_child)) {
+		hws_shim_say("pthread_atfork failed; running on the native implementation");
+		return ENOMEM;
+	}
+	if (c->verbose)
+		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s%s%s", c->lock_kind,
+			     c->lock_used, c->wait_spec, c->barrier_kind, c->stats ? ", stats" : "",
+			     c->trace ? ", trace" : "");
+	return 0;
+}
