@@ -164,6 +164,24 @@ uint64_t hws_delay_cas(void);         /* a CAS on a thread-private line */
 uint64_t hws_delay_miss(void);        /* a load that misses the LLC (pointer chase) */
 int hws_delay_miss_prepare(void);     /* build its 64 MiB buffer: 0 or ENOMEM */
 
+/* ---- clock and errors, for every layer above ---------------------------- */
+#define HWS_FOREVER UINT64_MAX   /* no deadline */
+
+/* CLOCK_MONOTONIC in ns, and a deadline that far ahead. */
+uint64_t hws_now_ns(void);
+static inline uint64_t hws_deadline_after_ns(uint64_t ns)
+{
+	uint64_t now = hws_now_ns();
+	return ns >= HWS_FOREVER - now ? HWS_FOREVER : now + ns;
+}
+
+/* TSC <-> ns using hws_cpu()->tsc_hz. */
+uint64_t hws_tsc_to_ns(uint64_t ticks);
+uint64_t hws_ns_to_tsc(uint64_t ns);
+
+/* Detail of the last error in this thread, for any hws_ call that failed. */
+const char *hws_last_error(void);
+
 #ifdef __cplusplus
 }
 #endif

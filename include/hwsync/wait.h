@@ -36,12 +36,12 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <hwsync/arch.h>   /* HWS_FOREVER, hws_now_ns, hws_last_error */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define HWS_FOREVER UINT64_MAX   /* no deadline */
 #define HWS_WAKE_ALL UINT32_MAX
 
 enum hws_wait_kind {
@@ -151,21 +151,6 @@ int hws_adaptive_cache_path(char *buf, size_t len);
 int hws_adaptive_cache_write(const struct hws_adaptive_calibration *c, char *path, size_t len);
 /* What reading the cache in this process found, in words. */
 const char *hws_adaptive_cache_state(void);
-
-/* CLOCK_MONOTONIC in ns, and a deadline that far ahead. */
-uint64_t hws_now_ns(void);
-static inline uint64_t hws_deadline_after_ns(uint64_t ns)
-{
-	uint64_t now = hws_now_ns();
-	return ns >= HWS_FOREVER - now ? HWS_FOREVER : now + ns;
-}
-
-/* TSC <-> ns using hws_cpu()->tsc_hz. */
-uint64_t hws_tsc_to_ns(uint64_t ticks);
-uint64_t hws_ns_to_tsc(uint64_t ns);
-
-/* Detail of the last error in this thread, for any hws_ call that failed. */
-const char *hws_last_error(void);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 #include <hwsync/arch.h>
-#include <hwsync/wait.h>
 #include "arch/internal.h"
 #if defined(__x86_64__)
 #include <cpuid.h>

@@ -5,6 +5,10 @@
 #include <stdint.h>
 #include <hwsync/arch.h>
 
+/* Record the detail of a failure for hws_last_error(); returns err.  Every
+ * layer reports its errors this way (error.c). */
+int hws_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* hws_cpu() without the counter frequency: never measures, so it costs
  * microseconds.  tsc_hz and tsc_source must be read through hws_cpu(). */
 const struct hws_cpu_info *hws_cpu_features(void);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <hwsync/topo.h>
 #include "topo/internal.h"
-#include "wait/internal.h"
+#include "arch/internal.h"
 
 #define HWS_CPU_MAX 65536	/* larger numbers are typing errors, not CPUs */
 

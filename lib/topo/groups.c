@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <hwsync/topo.h>
 #include "topo/internal.h"
-#include "wait/internal.h"
+#include "arch/internal.h"
 
 static unsigned group_id(const hws_topo_t *t, const struct hws_topo_pu *p)
 {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <hwsync/topo.h>
 #include "topo/internal.h"
-#include "wait/internal.h"
+#include "arch/internal.h"
 
 /* The first core with n PUs.  Without SMT even n == 1 is ENOTSUP: "smt"
  * names a property of the machine, and a run that asked for it must say it

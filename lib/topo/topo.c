@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <hwsync/topo.h>
 #include "topo/internal.h"
-#include "wait/internal.h"
+#include "arch/internal.h"
 #if HWS_HAVE_HWLOC
 #include <hwloc.h>
 #if HWS_HWLOC_DLOPEN

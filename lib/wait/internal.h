@@ -13,9 +13,6 @@
  * HWS_WAIT_NKINDS there means "none". */
 #define HWS_WAIT_HW_AUTO ((enum hws_wait_kind)(HWS_WAIT_NKINDS + 1))
 
-/* Record the detail of a failure for hws_last_error(); returns err. */
-int hws_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* A policy handed to a create function: 0, or EINVAL with a message naming
  * `who` when it is NULL or not a policy (never made by hws_wait_init or
  * hws_wait_parse), ENOTSUP when it needs what this machine lacks.  Used as

@@ -2,7 +2,7 @@
  * caller that wants to tell the user why asks hws_last_error(). */
 #include <stdarg.h>
 #include <stdio.h>
-#include "wait/internal.h"
+#include "arch/internal.h"
 
 static _Thread_local char last_error[256];
 
