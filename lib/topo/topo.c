@@ -3,13 +3,8 @@
  * dropped once the table is built, so nothing here holds hwloc state after
  * loading and every query is a plain read of the table.
  *
- * hwloc is called through a table of function pointers.  The library and the
- * CLI link it; the copy inside the LD_PRELOAD shim (HWS_HWLOC_DLOPEN) loads
- * it with dlopen on the first topology query instead, so that a program
- * under the shim loads libhwloc (and libudev with it) only when it uses what
- * needs the topology (the hier barrier), not in every process at start-up.
- * Only hwloc's exported functions are used, not its inline helpers, which
- * would reference hwloc symbols directly. */
+ * hwloc is called through a table of function pointers (hwloc_fns.h): the
+ * library links it, the LD_PRELOAD shim loads it on first use. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -23,10 +18,7 @@
 #include "topo/internal.h"
 #include "arch/internal.h"
 #if HWS_HAVE_HWLOC
-#include <hwloc.h>
-#if HWS_HWLOC_DLOPEN
-#include <dlfcn.h>
-#endif
+#include "topo/hwloc_fns.h"
 #endif
 
 static hws_topo_t *this_topo;
@@ -94,77 +86,9 @@ static void topo_free(hws_topo_t *t)
 }
 
 #if HWS_HAVE_HWLOC
-struct hwloc_fns {
-	__typeof__(&hwloc_get_api_version) get_api_version;
-	__typeof__(&hwloc_topology_init) topology_init;
-	__typeof__(&hwloc_topology_set_xml) topology_set_xml;
-	__typeof__(&hwloc_topology_load) topology_load;
-	__typeof__(&hwloc_topology_destroy) topology_destroy;
-	__typeof__(&hwloc_get_type_depth) get_type_depth;
-	__typeof__(&hwloc_get_nbobjs_by_depth) get_nbobjs_by_depth;
-	__typeof__(&hwloc_get_obj_by_depth) get_obj_by_depth;
-	__typeof__(&hwloc_obj_type_snprintf) obj_type_snprintf;
-	__typeof__(&hwloc_bitmap_isset) bitmap_isset;
-};
-
-#if HWS_HWLOC_DLOPEN
-static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
-static struct hwloc_fns hw_loaded;
-static const struct hwloc_fns *hw;	/* set once, by hw_open */
-static char hw_why[192] = "not loaded";
-
-static void hw_open(void)
-{
-	static const char *const names[] = {
-		"hwloc_get_api_version", "hwloc_topology_init", "hwloc_topology_set_xml",
-		"hwloc_topology_load", "hwloc_topology_destroy", "hwloc_get_type_depth",
-		"hwloc_get_nbobjs_by_depth", "hwloc_get_obj_by_depth", "hwloc_obj_type_snprintf",
-		"hwloc_bitmap_isset",
-	};
-	void *lib = dlopen(HWS_HWLOC_SONAME, RTLD_NOW | RTLD_LOCAL);
-	void *fn[sizeof names / sizeof names[0]];
-
-	_Static_assert(sizeof fn == sizeof hw_loaded, "one name per hwloc function");
-	if (!lib) {
-		snprintf(hw_why, sizeof hw_why, "cannot load %s: %s", HWS_HWLOC_SONAME, dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (!(fn[i] = dlsym(lib, names[i]))) {
-			snprintf(hw_why, sizeof hw_why, "%s lacks %s", HWS_HWLOC_SONAME, names[i]);
-			return;   /* the library stays loaded: harmless, and dlclose may not be */
-		}
-	memcpy(&hw_loaded, fn, sizeof hw_loaded);
-	/* hwloc's rule: the same major API version as the headers we built with. */
-	if (hw_loaded.get_api_version() >> 16 != HWLOC_API_VERSION >> 16) {
-		snprintf(hw_why, sizeof hw_why, "%s has API version %#x, built for %#x",
-			 HWS_HWLOC_SONAME, hw_loaded.get_api_version(), HWLOC_API_VERSION);
-		return;
-	}
-	hw = &hw_loaded;
-}
-
-static const struct hwloc_fns *hwloc_fns(void)
-{
-	pthread_once(&hw_once, hw_open);
-	if (!hw)
-		hws_fail(ENOTSUP, "hwloc is not available: %s", hw_why);
-	return hw;
-}
-#else
-static const struct hwloc_fns hw_linked = {
-	hwloc_get_api_version, hwloc_topology_init, hwloc_topology_set_xml, hwloc_topology_load,
-	hwloc_topology_destroy, hwloc_get_type_depth, hwloc_get_nbobjs_by_depth,
-	hwloc_get_obj_by_depth, hwloc_obj_type_snprintf, hwloc_bitmap_isset,
-};
-
-static const struct hwloc_fns *const hw = &hw_linked;
-
-static const struct hwloc_fns *hwloc_fns(void)
-{
-	return hw;
-}
-#endif
+/* The table for the helpers below, set by load_hwloc in the thread that
+ * uses it (per thread, so that loads in several threads do not race). */
+static _Thread_local const struct hwloc_fns *hw;
 
 /* What hwloc's inline helpers do, through the table. */
 static int nb_by_type(hwloc_topology_t h, hwloc_obj_type_t type)
@@ -272,7 +196,7 @@ static int load_hwloc(hws_topo_t **out, const char *path)
 	hws_topo_t *t;
 	int rc;
 
-	if (!hwloc_fns())
+	if (!(hw = hws_hwloc_fns()))
 		return ENOTSUP;
 	if (hw->topology_init(&h))
 		return hws_fail(ENOMEM, "hwloc_topology_init failed");
