@@ -2,13 +2,9 @@
 # and its paired ratios, explicit kinds/policies, and the skip without the shim.
 find_package(Python3 COMPONENTS Interpreter)
 if(NOT CMAKE_CROSSCOMPILING AND NOT HWS_TSAN AND Python3_FOUND)
-  set(hws_shim_lib "")
-  if(TARGET hwsync_preload)
-    set(hws_shim_lib $<TARGET_FILE:hwsync_preload>)
-  endif()
   add_test(NAME bench_check_shim
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/smoke_shim.sh $<TARGET_FILE:hwsync_cli>
             ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_bench_json.py
-            "${hws_shim_lib}" ${CMAKE_INSTALL_FULL_LIBDIR})
+            $<TARGET_FILE:hwsync_preload> ${CMAKE_INSTALL_FULL_LIBDIR})
   set_tests_properties(bench_check_shim PROPERTIES LABELS bench TIMEOUT 180)
 endif()
