@@ -191,7 +191,7 @@ int bench_for_each_barrier(struct bench_ctx *ctx, unsigned n,
 /* Energy: 0 when RAPL is readable, else ENOTSUP with the reason. */
 int bench_energy_available(const char **why);
 
-/* ---- driver (tool/bench.c) -------------------------------------------- */
+/* ---- sessions (run.c, output.c), driven by tool/bench.c ---------------- */
 struct bench_session;
 struct bench_session *bench_session_new(int argc, char **argv);
 /* Run one experiment with opts; appends its results to the session. */
