@@ -44,22 +44,14 @@ int hws_1spinner_core_try(hws_1spinner_core_t *c)
 
 int hws_1spinner_core_acquire(hws_1spinner_core_t *c, const hws_wait_t *w)
 {
-	uint32_t me = hws_qnode_fresh(), pred, expect;
+	uint32_t me = hws_qnode_fresh(), expect;
 	struct hws_qnode *n;
 
 	if (!me)
 		return hws_fail(ENOMEM, "1spinner: out of memory for a queue node");
 	n = hws_qnode(me);
-	pred = atomic_exchange_explicit(&c->tail, me, memory_order_acq_rel);
-
 	/* Stage 1: until the predecessor has acquired. */
-	if (pred) {
-		struct hws_qnode *p = hws_qnode(pred);
-		/* acquire: pairs with the predecessor's release store of DONE. */
-		while (atomic_load_explicit(&p->state, memory_order_acquire) == HWS_QN_WAITING)
-			hws_wait_while_eq32(&p->state, HWS_QN_WAITING, w, HWS_FOREVER);
-		hws_qnode_put(pred);
-	}
+	hws_qnode_enqueue_await(&c->tail, me, w);
 
 	/* Stage 2: the single queued spinner on the lock word. */
 	while (hws_1spinner_core_try(c))

@@ -29,18 +29,11 @@ int hws_clh_init(hws_clh_t *l, const hws_wait_t *w)
 
 int hws_clh_core_acquire(hws_clh_core_t *c, const hws_wait_t *w)
 {
-	uint32_t me = hws_qnode_fresh(), pred;
+	uint32_t me = hws_qnode_fresh();
 
 	if (!me)
 		return hws_fail(ENOMEM, "clh: out of memory for a queue node");
-	pred = atomic_exchange_explicit(&c->tail, me, memory_order_acq_rel);
-	if (pred) {
-		struct hws_qnode *p = hws_qnode(pred);
-		/* acquire: pairs with the predecessor's release store of DONE. */
-		while (atomic_load_explicit(&p->state, memory_order_acquire) == HWS_QN_WAITING)
-			hws_wait_while_eq32(&p->state, HWS_QN_WAITING, w, HWS_FOREVER);
-		hws_qnode_put(pred);
-	}
+	hws_qnode_enqueue_await(&c->tail, me, w);
 	c->holder = me;
 	return 0;
 }

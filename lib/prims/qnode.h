@@ -61,6 +61,23 @@ static inline uint32_t hws_qnode_fresh(void)
 	return me;
 }
 
+/* Swap node `me` into `tail`; if there was a predecessor, wait until its
+ * node reads DONE and adopt it (nobody reads it again).  The CLH-style
+ * arrival that CLH and 1spinner share. */
+static inline void hws_qnode_enqueue_await(_Atomic uint32_t *tail, uint32_t me,
+					   const hws_wait_t *w)
+{
+	/* acq_rel: publishes our initialised node, reads the predecessor's. */
+	uint32_t pred = atomic_exchange_explicit(tail, me, memory_order_acq_rel);
+	if (pred) {
+		struct hws_qnode *p = hws_qnode(pred);
+		/* acquire: pairs with the predecessor's release store of DONE. */
+		while (atomic_load_explicit(&p->state, memory_order_acquire) == HWS_QN_WAITING)
+			hws_wait_while_eq32(&p->state, HWS_QN_WAITING, w, HWS_FOREVER);
+		hws_qnode_put(pred);
+	}
+}
+
 /* try and timed of the queue locks whose free state is an empty tail (MCS,
  * CLH): take the lock with a CAS of the tail from 0 to a fresh node, which
  * becomes *holder; timed retries and waits on the tail word in between (the
