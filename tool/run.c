@@ -6,7 +6,6 @@
  * exit status is the status of `hwsync run`. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <libgen.h>
 #include <sched.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <hwsync/barrier.h>
 #include <hwsync/lock.h>
 #include <hwsync/wait.h>
+#include "bench/child.h"
 #include "tool/cli.h"
 #if HWS_HAVE_OPENMP
 #include <omp.h>
@@ -78,20 +78,6 @@ static void print_usage(void)
 	hws_cli_print_list(stdout, "barrier kinds", 16, hws_barrier_kinds(), NULL);
 	hws_cli_print_list(stdout, "wait policies", 16, hws_wait_kinds(),
 			   "(which of them this machine has: hwsync info)");
-}
-
-static int find_preload(char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		snprintf(out, len, "%s/%s", dirname(exe), PRELOAD_NAME);
-		if (access(out, R_OK) == 0)
-			return 0;
-	}
-	snprintf(out, len, "%s/%s", HWS_LIBDIR, PRELOAD_NAME);
-	return access(out, R_OK) == 0 ? 0 : ENOENT;
 }
 
 int hws_cmd_run(int argc, char **argv)
@@ -171,7 +157,7 @@ int hws_cmd_run(int argc, char **argv)
 			return 2;
 		}
 		snprintf(path, sizeof path, "%s", lib);
-	} else if (find_preload(path, sizeof path)) {
+	} else if (bench_find_beside(PRELOAD_NAME, HWS_LIBDIR, path, sizeof path)) {
 		fprintf(stderr, "hwsync run: %s not found next to hwsync nor in %s\n",
 			PRELOAD_NAME, HWS_LIBDIR);
 		return 2;
