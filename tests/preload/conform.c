@@ -15,35 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_util.h"
+
 #define N 4
-#define OUT(...) (printf(__VA_ARGS__), fflush(stdout))
-
-static const char *en(int e)
-{
-	switch (e) {
-	case 0: return "0";
-	case EBUSY: return "EBUSY";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case EINVAL: return "EINVAL";
-	case EAGAIN: return "EAGAIN";
-	case EPERM: return "EPERM";
-	case EDEADLK: return "EDEADLK";
-	case EINTR: return "EINTR";
-	case EOVERFLOW: return "EOVERFLOW";
-	default: return strerror(e);
-	}
-}
-
-static struct timespec in_ms(clockid_t c, long ms)
-{
-	struct timespec t;
-	clock_gettime(c, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L)
-		t.tv_sec++, t.tv_nsec -= 1000000000L;
-	return t;
-}
 
 /* ---- before main ---- */
 static pthread_mutex_t early = PTHREAD_MUTEX_INITIALIZER;

@@ -32,33 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUT(...) (printf(__VA_ARGS__), fflush(stdout))
-
-static const char *en(int e)
-{
-	switch (e) {
-	case 0: return "0";
-	case EINTR: return "EINTR";
-	case EAGAIN: return "EAGAIN";
-	case ENOMEM: return "ENOMEM";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case EBUSY: return "EBUSY";
-	case EINVAL: return "EINVAL";
-	case EPERM: return "EPERM";
-	default: return strerror(e);
-	}
-}
-
-static struct timespec in_ms(clockid_t c, long ms)
-{
-	struct timespec t;
-	clock_gettime(c, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L)
-		t.tv_sec++, t.tv_nsec -= 1000000000L;
-	return t;
-}
+#include "check_util.h"
 
 static void sleep_ms(long ms)
 {
