@@ -30,7 +30,7 @@ static unsigned affinity_cpus(void)
  * the file is missing or says "max" / -1. */
 static unsigned quota_cpus_v2(const char *dir)
 {
-	char path[4352], q[32];
+	char path[4400], q[32];
 	unsigned long long quota, period;
 	snprintf(path, sizeof path, "%s/cpu.max", dir);
 	FILE *f = fopen(path, "re");
@@ -45,7 +45,7 @@ static unsigned quota_cpus_v2(const char *dir)
 
 static unsigned quota_cpus_v1(const char *dir)
 {
-	char path[4352];
+	char path[4400];
 	long long quota = -1, period = 0;
 	snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
 	FILE *f = fopen(path, "re");
