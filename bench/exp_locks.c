@@ -113,6 +113,7 @@ static void emit_stages(struct bench_cell *c, const struct hws_lock_stats *st)
 	bench_sample_value(c, "after_sleep", "%", 100.0 * (double)st->after_sleep / a);
 	bench_sample_value(c, "syscalls", "per acq", (double)st->syscalls / a);
 	bench_sample_value(c, "max_spins", "polls", (double)st->max_spins);
+	bench_sample_value(c, "handoffs", "%", 100.0 * (double)st->handoffs / a);
 }
 
 static void add_stats(struct hws_lock_stats *sum, const struct hws_lock_stats *st)
@@ -123,6 +124,7 @@ static void add_stats(struct hws_lock_stats *sum, const struct hws_lock_stats *s
 	sum->after_sleep += st->after_sleep;
 	sum->syscalls += st->syscalls;
 	sum->wait_ns += st->wait_ns;
+	sum->handoffs += st->handoffs;
 	if (st->max_spins > sum->max_spins)
 		sum->max_spins = st->max_spins;
 }
@@ -529,6 +531,8 @@ static const struct bench_exp locks_exp = {
 "                 on the first atomic, after spinning, after sleeping in the kernel\n"
 "    syscalls     hwsync rows: futex calls (waiters and wakers) per acquisition\n"
 "    max_spins    hwsync rows: longest spin of one acquisition, in polls\n"
+"    handoffs     hwsync rows: % of acquisitions handed to a waiter that had\n"
+"                 waited past the fairness bound (auto only)\n"
 "    energy       package energy per acquisition (uJ), where RAPL is readable\n"
 "\n"
 "    The stage counters cost a little (one more atomic and two clock reads an\n"

@@ -82,8 +82,8 @@ int hws_shim_configure(void)
 			     c->wait_spec, hws_last_error());
 		return EINVAL;
 	}
-	/* The in-place kind is the library's ("auto": what it resolves to). */
-	if (!(ops = hws_lock_ops_find(c->lock_kind, &hws_lock_kind8, NULL))) {
+	/* The in-place kind is the library's. */
+	if (!(ops = hws_lock_ops_find(c->lock_kind, &hws_lock_kind8))) {
 		hws_shim_say("HWSYNC_LOCK='%s' is not a lock kind (known: " HWS_LOCK_KINDS_LIST
 			     "); running on the native implementation", c->lock_kind);
 		return EINVAL;

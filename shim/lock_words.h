@@ -3,10 +3,12 @@
  *
  * Two sizes:
  *   struct hws_words8  8 bytes: pthread_mutex_t, omp_nest_lock_t, the
- *                      pointer of a named critical section.  Every kind fits.
- *   struct hws_words4  4 bytes: omp_lock_t.  tas, ttas and mutex fit as they
- *                      are; the FIFO kinds (ticket, mcs, clh, 1spinner) use the
- *                      4-byte ticket lock instead, the FIFO kind that fits.
+ *                      pointer of a named critical section.  Every kind fits;
+ *                      auto keeps its learning word beside its state.
+ *   struct hws_words4  4 bytes: omp_lock_t.  tas, ttas, mutex and auto fit
+ *                      (auto learns in the table hashed by address); the FIFO
+ *                      kinds (ticket, mcs, clh, 1spinner) use the 4-byte
+ *                      ticket lock instead, the FIFO kind that fits.
  * All-zero words are a free lock for every kind, so a statically initialised
  * or zeroed object needs no set-up, and a free lock owns nothing (queue kinds
  * hold a node only while held or waited for), so an object abandoned without
@@ -18,6 +20,7 @@
 #define HWS_PRELOAD_LOCK_WORDS_H
 
 #include <hwsync/lock_1spinner.h>
+#include <hwsync/lock_auto.h>
 #include <hwsync/lock_clh.h>
 #include <hwsync/lock_mcs.h>
 #include <hwsync/lock_mutex.h>
@@ -36,6 +39,10 @@ struct hws_words8 {
 		hws_clh_core_t clh;
 		hws_1spinner_core_t s1;
 		hws_mutex_core_t mutex;
+		struct {
+			hws_auto_core_t core;
+			_Atomic uint32_t learn;
+		} autow;
 	} u;
 };
 _Static_assert(sizeof(struct hws_words8) == 8, "every kind fits 8 bytes");
@@ -45,24 +52,34 @@ struct hws_words4 {
 		hws_tas_core_t tas;
 		hws_ttas_core_t ttas;
 		hws_mutex_core_t mutex;
+		hws_auto_core_t autow;
 		hws_ticket16_core_t ticket16;
 	} u;
 };
 _Static_assert(sizeof(struct hws_words4) == 4, "4-byte kinds");
 
-/* Read once per operation; written only before the shim is published. */
-/* The process-wide lock kind: the library's kind that HWSYNC_LOCK names
- * ("auto": what it resolves to).  Each switch below lists every kind, so a
- * kind added to the library without its case here does not compile. */
+/* The process-wide lock kind: the library's kind that HWSYNC_LOCK names.
+ * Read once per operation; written only before the shim is published.  Each
+ * switch below lists every kind, so a kind added to the library without its
+ * case here does not compile. */
 extern enum hws_lock_kind_id hws_lock_kind8;
 extern const hws_wait_t *hws_lock_wait;
 
-/* The default kind ("auto" is the mutex) is tested first: a compare and a
- * direct branch, not an indirect jump. */
+/* The default kind (auto) is tested first: a compare and a direct branch, not
+ * an indirect jump.  AUTO8/AUTO4 pass auto's learning word where the
+ * operation takes one. */
+#define HWS_AUTO8_try(w)
+#define HWS_AUTO8_acquire(w) , &(w)->u.autow.learn
+#define HWS_AUTO8_timed_ns(w) , &(w)->u.autow.learn
+#define HWS_AUTO4_try(w)
+#define HWS_AUTO4_acquire(w) , NULL
+#define HWS_AUTO4_release(w)
 #define HWS_SWITCH8(w, op, ...)                                                        \
-	if (__builtin_expect(hws_lock_kind8 == HWS_LK_MUTEX, 1))                       \
-		return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);              \
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))                        \
+		return hws_auto_core_##op(&(w)->u.autow.core HWS_AUTO8_##op(w), ##__VA_ARGS__); \
 	switch (hws_lock_kind8) {                                                      \
+	case HWS_LK_AUTO:                                                              \
+		return hws_auto_core_##op(&(w)->u.autow.core HWS_AUTO8_##op(w), ##__VA_ARGS__); \
 	case HWS_LK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
 	case HWS_LK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
 	case HWS_LK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \
@@ -83,9 +100,10 @@ static inline int hws_words8_timed(struct hws_words8 *w, uint64_t deadline_ns)
 
 static inline int hws_words8_release(struct hws_words8 *w)
 {
-	if (__builtin_expect(hws_lock_kind8 == HWS_LK_MUTEX, 1))
-		return hws_mutex_core_release(&w->u.mutex);
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))
+		return hws_auto_core_release(&w->u.autow.core);
 	switch (hws_lock_kind8) {
+	case HWS_LK_AUTO: return hws_auto_core_release(&w->u.autow.core);
 	case HWS_LK_MUTEX: return hws_mutex_core_release(&w->u.mutex);
 	case HWS_LK_TAS: return hws_tas_core_release(&w->u.tas);
 	case HWS_LK_TTAS: return hws_ttas_core_release(&w->u.ttas);
@@ -100,9 +118,11 @@ static inline int hws_words8_release(struct hws_words8 *w)
 
 /* The 4-byte kinds: the FIFO kinds map to ticket16. */
 #define HWS_SWITCH4(w, op, ...)                                                        \
-	if (__builtin_expect(hws_lock_kind8 == HWS_LK_MUTEX, 1))                       \
-		return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);              \
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))                        \
+		return hws_auto_core_##op(&(w)->u.autow HWS_AUTO4_##op(w), ##__VA_ARGS__); \
 	switch (hws_lock_kind8) {                                                      \
+	case HWS_LK_AUTO:                                                              \
+		return hws_auto_core_##op(&(w)->u.autow HWS_AUTO4_##op(w), ##__VA_ARGS__); \
 	case HWS_LK_MUTEX: return hws_mutex_core_##op(&(w)->u.mutex, ##__VA_ARGS__);   \
 	case HWS_LK_TAS: return hws_tas_core_##op(&(w)->u.tas, ##__VA_ARGS__);         \
 	case HWS_LK_TTAS: return hws_ttas_core_##op(&(w)->u.ttas, ##__VA_ARGS__);      \

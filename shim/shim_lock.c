@@ -7,7 +7,7 @@
 #include "shim/shim.h"
 #include "wait/internal.h"
 
-enum hws_lock_kind_id hws_lock_kind8 = HWS_LK_MUTEX;
+enum hws_lock_kind_id hws_lock_kind8 = HWS_LK_AUTO;
 const hws_wait_t *hws_lock_wait = &hws_cfg.wait;
 _Thread_local int hws_async_cancel;
 

@@ -51,6 +51,8 @@ struct hws_lock_stats {
 	uint64_t syscalls;       /* futex system calls made by waiters and wakers */
 	uint64_t max_spins;      /* longest spin (number of polls) */
 	uint64_t wait_ns;        /* total time from entry to acquired, contended only */
+	uint64_t handoffs;       /* auto: acquisitions handed to a waiter that had
+				  * waited past the fairness bound */
 };
 int hws_lock_stats_enable(hws_lock_t *l, int on);
 int hws_lock_stats_get(const hws_lock_t *l, struct hws_lock_stats *out);

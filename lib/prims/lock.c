@@ -13,6 +13,7 @@
 #include "wait/internal.h"
 #include <hwsync/lock.h>
 #include <hwsync/lock_1spinner.h>
+#include <hwsync/lock_auto.h>
 #include <hwsync/lock_clh.h>
 #include <hwsync/lock_mcs.h>
 #include <hwsync/lock_mutex.h>
@@ -22,7 +23,7 @@
 
 struct counters {
 	_Atomic uint64_t acquisitions, first_try, after_spin, after_sleep, syscalls, max_spins,
-		wait_ns;
+		wait_ns, handoffs;
 };
 
 struct hws_lock {
@@ -34,6 +35,7 @@ struct hws_lock {
 		hws_clh_t clh;
 		hws_1spinner_t onespinner;
 		hws_mutex_t mutex;
+		hws_auto_t autolock;
 	} u HWS_ALIGNED_LINE;           /* the hot words, with what every call reads */
 	const struct hws_lock_ops *ops;
 	_Atomic int stats_on;
@@ -45,7 +47,7 @@ struct hws_lock {
 static const struct hws_lock_ops *const kinds[HWS_LK_NKINDS] = { HWS_LOCK_KINDS(OPS_) };
 #undef OPS_
 #define NAME_(k, K) #k,
-static const char *const kind_names[] = { HWS_LOCK_KINDS(NAME_) "auto", NULL };
+static const char *const kind_names[] = { HWS_LOCK_KINDS(NAME_) NULL };
 #undef NAME_
 
 static _Atomic int stats_default;
@@ -55,20 +57,14 @@ const char *const *hws_lock_kinds(void)
 	return kind_names;
 }
 
-const struct hws_lock_ops *hws_lock_ops_find(const char *name, enum hws_lock_kind_id *id,
-					     const char **default_policy)
+const struct hws_lock_ops *hws_lock_ops_find(const char *name, enum hws_lock_kind_id *id)
 {
-	const struct hws_lock_ops *ops = NULL;
-	const char *def = NULL;
-
-	if (!name || !*name || !strcmp(name, "auto"))
-		ops = hws_lock_auto_choice(&def);
+	if (!name || !*name)
+		name = "auto";
 	for (int i = 0; i < HWS_LK_NKINDS; i++)
-		if (ops ? ops == kinds[i] : !strcmp(name, kinds[i]->name)) {
+		if (!strcmp(name, kinds[i]->name)) {
 			if (id)
 				*id = (enum hws_lock_kind_id)i;
-			if (default_policy)
-				*default_policy = def;
 			return kinds[i];
 		}
 	return NULL;
@@ -90,7 +86,7 @@ int hws_lock_create_with(hws_lock_t **out, const char *kind, const hws_wait_t *p
 	*out = NULL;
 	if ((rc = hws_wait_check(policy, "hws_lock_create_with")))
 		return rc;
-	if (!(ops = hws_lock_ops_find(kind, NULL, NULL)))
+	if (!(ops = hws_lock_ops_find(kind, NULL)))
 		return unknown_kind(kind);
 	l = aligned_alloc(HWS_CACHELINE, sizeof *l);
 	if (!l)
@@ -113,17 +109,17 @@ int hws_lock_create_with(hws_lock_t **out, const char *kind, const hws_wait_t *p
 
 int hws_lock_create(hws_lock_t **out, const char *kind, const char *policy)
 {
-	const char *def;
+	enum hws_lock_kind_id id;
 	hws_wait_t w;
 	int rc;
 
 	if (!out)
 		return hws_fail(EINVAL, "hws_lock_create: NULL result pointer");
 	*out = NULL;
-	if (!hws_lock_ops_find(kind, NULL, &def))
+	if (!hws_lock_ops_find(kind, &id))
 		return unknown_kind(kind);
-	if ((!policy || !*policy) && def)
-		policy = def;   /* "auto" without a policy: auto's own */
+	if ((!policy || !*policy) && id == HWS_LK_AUTO)
+		policy = HWS_LOCK_AUTO_POLICY;
 	if ((rc = hws_wait_init(&w, policy)))   /* its message names the bad policy */
 		return rc;
 	return hws_lock_create_with(out, kind, &w);
@@ -172,6 +168,8 @@ static int counted(hws_lock_t *l, enum mode mode, uint64_t deadline_ns)
 	uint64_t polls = hws_wait_tls.polls - c0.polls;
 	add(&l->st.acquisitions, 1);
 	add(hws_wait_tls.sleeps != c0.sleeps ? &l->st.after_sleep : &l->st.after_spin, 1);
+	if (hws_wait_tls.handoffs != c0.handoffs)
+		add(&l->st.handoffs, 1);
 	add(&l->st.wait_ns, hws_now_ns() - t0);
 	/* relaxed: we hold the lock, so no other thread updates max_spins now. */
 	if (polls > atomic_load_explicit(&l->st.max_spins, memory_order_relaxed))
@@ -236,7 +234,7 @@ int hws_lock_stats_get(const hws_lock_t *l, struct hws_lock_stats *out)
 	/* relaxed: a snapshot of independent counters. */
 #define GET(f) out->f = atomic_load_explicit(&l->st.f, memory_order_relaxed)
 	GET(acquisitions); GET(first_try); GET(after_spin); GET(after_sleep);
-	GET(syscalls); GET(max_spins); GET(wait_ns);
+	GET(syscalls); GET(max_spins); GET(wait_ns); GET(handoffs);
 #undef GET
 	return 0;
 }

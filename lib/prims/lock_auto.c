@@ -1,25 +1,329 @@
-/* "auto": the lock kind for this machine.
+/* auto: the adaptive lock's contended paths (the word and the fast paths are
+ * in hwsync/lock_auto.h; the reasoning and sources in docs/locks.md).
  *
- * Rule: the three-state mutex.  With more than one CPU its default policy is
- * adaptive (spin for the calibrated budget, then sleep); with one CPU a
- * spinning waiter only delays the holder, so the default policy is futex.
- * A policy the caller names explicitly is used as given.
- *
- * Why the mutex: it barges (a running thread may take the lock while a
- * waiter is still waking up), so a hand-over never waits for a preempted
- * waiter, which is what makes the FIFO kinds collapse when threads
- * outnumber CPUs; and its state word lets an uncontended release skip the
- * wake entirely.  Measured with `hwsync bench locks` (2 threads, and 8
- * threads on 2 CPUs): as fast as the fastest kind with two threads; with
- * eight it keeps most of that throughput and stays fair, where the FIFO
- * kinds collapse and tas gives up fairness; ahead of glibc's mutex in both.
- * The numbers for each machine: docs/results/README.md.
+ * A waiter goes round one loop until it holds the lock or its deadline passes:
+ *   take   the lock is free and no claim stands (or the claim is ours): CAS.
+ *   claim  it has waited past the fairness bound: set STARVING, so that the
+ *          next release goes to it; one claim at a time.
+ *   spin   if a spinner slot is free (at most usable CPUs - 1) and this lock's
+ *          spins have been paying: poll read-only with a growing backoff, for
+ *          the lock's learned budget.
+ *   park   set PARKED and sleep in the kernel until a release wakes it, or
+ *          until its fairness bound (it then claims).
+ * The holder that took the lock after a wait updates the lock's learning
+ * word; only a holder writes it, so the lock itself orders those writes.
  */
-#include <unistd.h>
+#include <sched.h>
 #include "prims/lock_ops.h"
+#include "prims/lock_auto_internal.h"
+#include "wait/internal.h"
+#include <hwsync/lock_auto.h>
 
-const struct hws_lock_ops *hws_lock_auto_choice(const char **default_policy)
+HWS_LOCK_OPS_INLINE(auto)
+
+/* The fairness bound: a waiter that has waited this long claims the next
+ * hand-off.  About the cost of a few futex hand-offs on a busy machine, and
+ * short against the 1 ms scheduler ticks a preempted holder loses; the
+ * measurements behind the choice are in docs/locks.md. */
+#define FAIR_NS 1000000ull
+
+/* Sleeper classes of the futex bitset: a claimant sleeps apart so that the
+ * release that owes it the lock wakes it and nobody else. */
+#define CLASS_NORMAL 1u
+#define CLASS_CLAIM 2u
+
+/* Backoff between two polls of a spinner, in relax instructions: doubled
+ * each time the lock went to another thread, reset when a spin starts. */
+#define BACKOFF_MAX 128u
+
+/* Learning word: bits 0-15 the moving average of spins that won, in units
+ * of 64 ns; bits 16-23 how often spins failed lately (0-255). */
+#define AVG_UNIT_NS 64u
+#define AVG_MASK 0xffffu
+#define FAIL_SHIFT 16
+#define FAIL_SKIP 192u     /* above this a waiter parks without spinning */
+#define PROBE_EVERY 16u    /* ... but one contended acquisition in 16 spins */
+
+_Atomic int hws_auto_test_mode;
+
+struct waiter {
+	hws_auto_core_t *c;
+	_Atomic uint32_t *learn;
+	const hws_wait_t *w;
+	uint64_t deadline, fair_at, spun_ns;
+	bool parked, claimant, spun, spin_failed;
+};
+
+static enum hws_auto_mode mode(void)
 {
-	*default_policy = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "adaptive" : "futex";
-	return &hws_lock_ops_mutex;
+	/* relaxed: a test switch; any value read is a valid mode. */
+	return (enum hws_auto_mode)atomic_load_explicit(&hws_auto_test_mode, memory_order_relaxed);
+}
+
+static uint64_t fair_ns(void)
+{
+	enum hws_auto_mode m = mode();
+	return m == HWS_AUTO_FORCE_HANDOFF ? 0 : m == HWS_AUTO_FORCE_BARGE ? HWS_FOREVER : FAIR_NS;
+}
+
+static unsigned max_spinners(void)
+{
+	unsigned n = hws_usable_cpus() - 1;   /* the holder needs one CPU */
+	return n < 31 ? n : 31;
+}
+
+static bool can_take(uint32_t v, bool claimant)
+{
+	return !(v & HWS_AUTO_LOCKED) && (claimant || !(v & HWS_AUTO_STARVING));
+}
+
+/* The word after we take the lock from v. */
+static uint32_t taken(const struct waiter *me, uint32_t v, bool spinning)
+{
+	uint32_t n = (v | HWS_AUTO_LOCKED | (me->parked ? HWS_AUTO_PARKED : 0)) + HWS_AUTO_GEN_ONE;
+	if (me->claimant)
+		n &= ~HWS_AUTO_STARVING;
+	return spinning ? n - HWS_AUTO_SPIN_ONE : n;
+}
+
+/* The spin budget this lock's record allows (0: park at once). */
+static uint64_t spin_budget(const struct waiter *me, uint32_t v)
+{
+	uint64_t cap, pause;
+	/* relaxed: advice only; written by holders (see learned()). */
+	uint32_t rec = atomic_load_explicit(me->learn, memory_order_relaxed);
+	hws_adaptive_budget(&cap, &pause);
+	if (mode() == HWS_AUTO_FORCE_SPIN)
+		return FAIR_NS;
+	if (mode() == HWS_AUTO_FORCE_PARK)
+		return 0;
+	if (rec >> FAIL_SHIFT > FAIL_SKIP && (v / HWS_AUTO_GEN_ONE) % PROBE_EVERY)
+		return 0;
+	uint64_t b = cap / 4 + 2ull * AVG_UNIT_NS * (rec & AVG_MASK);
+	return b < cap ? b : cap;
+}
+
+/* Holder only: fold this acquisition's wait into the lock's record. */
+static void learned(const struct waiter *me)
+{
+	/* relaxed: only holders write the record, and the lock orders them;
+	 * waiters read it as advice. */
+	uint32_t rec = atomic_load_explicit(me->learn, memory_order_relaxed);
+	uint32_t avg = rec & AVG_MASK, fail = rec >> FAIL_SHIFT & 0xff;
+	if (me->spun && !me->spin_failed) {
+		uint64_t x = me->spun_ns / AVG_UNIT_NS;
+		x = x < AVG_MASK ? x : AVG_MASK;
+		avg = (uint32_t)((int64_t)avg + ((int64_t)x - (int64_t)avg) / 8);
+		fail -= fail / 8 + (fail > 0 && fail < 8);
+	} else if (me->spin_failed) {
+		fail += (255 - fail) / 4 + (fail < 255 && fail > 251);
+	} else {
+		return;
+	}
+	atomic_store_explicit(me->learn, avg | fail << FAIL_SHIFT | (rec & 0xff000000u),
+			      memory_order_relaxed);
+}
+
+static int won(struct waiter *me)
+{
+	if (me->claimant)
+		hws_wait_tls.handoffs++;
+	learned(me);
+	return 0;
+}
+
+/* Try to take the lock from v (which allows it); false when the CAS lost. */
+static bool take(struct waiter *me, uint32_t *v, bool spinning)
+{
+	/* acquire: pairs with the release CAS of hws_auto_core_release. */
+	return atomic_compare_exchange_weak_explicit(&me->c->state, v, taken(me, *v, spinning),
+						     memory_order_acquire, memory_order_relaxed);
+}
+
+/* The spinning stage: 1 = we hold the lock, 0 = the budget ran out or there
+ * was no spinner slot. */
+static int spin(struct waiter *me, uint64_t budget)
+{
+	_Atomic uint32_t *s = &me->c->state;
+	bool forced = mode() == HWS_AUTO_FORCE_SPIN;
+	/* relaxed: the word is re-read with acquire before it is relied on. */
+	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
+
+	do {
+		if ((v & HWS_AUTO_SPIN_MASK) / HWS_AUTO_SPIN_ONE >= (forced ? 31 : max_spinners()))
+			return 0;
+		/* relaxed: the spinner count orders nothing; it only limits how
+		 * many waiters spin. */
+	} while (!atomic_compare_exchange_weak_explicit(s, &v, v + HWS_AUTO_SPIN_ONE,
+							memory_order_relaxed, memory_order_relaxed));
+
+	uint64_t t0 = hws_now_ns(), now = t0, polls = 0, blocked_since = 0;
+	uint32_t delay = 1, gen = v / HWS_AUTO_GEN_ONE;
+	me->spun = true;
+	for (;;) {
+		/* relaxed: a poll; take() re-checks with an acquire CAS. */
+		v = atomic_load_explicit(s, memory_order_relaxed);
+		polls++;
+		if (can_take(v, me->claimant)) {
+			if (take(me, &v, true)) {
+				hws_wait_tls.polls += polls;
+				me->spun_ns = hws_now_ns() - t0;
+				me->spin_failed = false;
+				return 1;
+			}
+			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
+		} else if (v / HWS_AUTO_GEN_ONE != gen) {
+			/* It went to somebody else: be more polite. */
+			gen = v / HWS_AUTO_GEN_ONE;
+			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
+		}
+		if (forced && delay == BACKOFF_MAX)
+			sched_yield();
+		else
+			for (uint32_t i = 0; i < delay; i++)
+				hws_cpu_relax();
+		if (polls % 16 && delay < 16)
+			continue;
+		now = hws_now_ns();
+		/* A free lock held back by a claim whose claimant does not come
+		 * (preempted, or slow to wake): after a budget, take it anyway.
+		 * The claim stays (taken() keeps STARVING for a non-claimant), so
+		 * our release goes to the claimant. */
+		if ((v & (HWS_AUTO_LOCKED | HWS_AUTO_STARVING)) == HWS_AUTO_STARVING &&
+		    !me->claimant) {
+			if (!blocked_since)
+				blocked_since = now;
+			else if (now - blocked_since >= budget && take(me, &v, true)) {
+				hws_wait_tls.polls += polls;
+				me->spun_ns = now - t0;
+				me->spin_failed = false;
+				return 1;
+			}
+		} else {
+			blocked_since = 0;
+		}
+		if (now - t0 >= budget || now >= me->deadline ||
+		    (!me->claimant && now >= me->fair_at))
+			break;
+	}
+	hws_wait_tls.polls += polls;
+	me->spin_failed = true;
+	/* relaxed: as for the increment. */
+	atomic_fetch_sub_explicit(s, HWS_AUTO_SPIN_ONE, memory_order_relaxed);
+	return 0;
+}
+
+static bool sleeping_policy(const hws_wait_t *w)
+{
+	return w->kind == HWS_WAIT_FUTEX || w->kind == HWS_WAIT_ADAPTIVE;
+}
+
+/* Sleep until the word changes, a release wakes us, or `until`. */
+static void park(struct waiter *me, uint64_t until)
+{
+	_Atomic uint32_t *s = &me->c->state;
+	/* relaxed: re-checked by the CAS and by the kernel. */
+	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
+
+	if (!sleeping_policy(me->w)) {
+		/* A policy that never sleeps needs no wake: wait through it. */
+		if (!can_take(v, me->claimant))
+			hws_wait_while_eq32(s, v, me->w, until);
+		return;
+	}
+	do {
+		if (can_take(v, me->claimant))
+			return;
+		/* relaxed: PARKED only asks the next release for a wake; the
+		 * kernel's re-check of the word under its lock closes the race
+		 * with that release. */
+	} while (!(v & HWS_AUTO_PARKED) &&
+		 !atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_PARKED,
+							memory_order_relaxed, memory_order_relaxed));
+	me->parked = true;
+	hws_futex_sleep_bits(s, v | HWS_AUTO_PARKED, until,
+			     me->claimant ? CLASS_CLAIM : CLASS_NORMAL);
+}
+
+/* Leaving without the lock: give back a claim, and pass on a wake-up we may
+ * have consumed (the release that woke us cleared PARKED and counts on us). */
+static int give_up(struct waiter *me)
+{
+	_Atomic uint32_t *s = &me->c->state;
+	/* relaxed: the CASes below re-check. */
+	uint32_t v = atomic_load_explicit(s, memory_order_relaxed), n;
+	do {
+		n = me->claimant ? v & ~HWS_AUTO_STARVING : v;
+		if (me->parked && (v & HWS_AUTO_LOCKED))
+			n |= HWS_AUTO_PARKED;
+		/* relaxed: nothing is published; a woken sleeper re-reads. */
+	} while (n != v && !atomic_compare_exchange_weak_explicit(s, &v, n, memory_order_relaxed,
+								 memory_order_relaxed));
+	if (me->parked && !(v & HWS_AUTO_LOCKED))
+		hws_futex_wake_bits(s, 1, CLASS_NORMAL | CLASS_CLAIM);
+	return ETIMEDOUT;
+}
+
+/* Claim the next hand-off; false when another claim stands. */
+static bool claim(struct waiter *me)
+{
+	_Atomic uint32_t *s = &me->c->state;
+	/* relaxed: the CAS re-checks. */
+	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
+	do {
+		if (v & HWS_AUTO_STARVING)
+			return false;
+		if (!(v & HWS_AUTO_LOCKED))
+			return true;   /* free: take it in the loop, no claim needed */
+		/* relaxed: the claim publishes nothing; the holder's release
+		 * reads it with its CAS. */
+	} while (!atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_STARVING,
+							memory_order_relaxed, memory_order_relaxed));
+	me->claimant = true;
+	return true;
+}
+
+int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
+			    uint64_t deadline_ns)
+{
+	uint64_t now = hws_now_ns(), fair = fair_ns();
+	struct waiter me = {
+		.c = c, .learn = learn ? learn : hws_learn_slot(c), .w = w,
+		.deadline = deadline_ns,
+		.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair,
+	};
+
+	for (;;) {
+		/* relaxed: take() carries the acquire. */
+		uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
+		if (can_take(v, me.claimant)) {
+			if (take(&me, &v, false))
+				return won(&me);
+			continue;
+		}
+		now = hws_now_ns();
+		if (now >= me.deadline)
+			return give_up(&me);
+		if (!me.claimant && now >= me.fair_at) {
+			if (!claim(&me))
+				me.fair_at = now + FAIR_NS / 4;   /* another claim stands */
+			continue;
+		}
+		uint64_t budget = spin_budget(&me, v);
+		if (budget && spin(&me, budget))
+			return won(&me);
+		/* relaxed: as above. */
+		if (can_take(atomic_load_explicit(&c->state, memory_order_relaxed), me.claimant))
+			continue;
+		park(&me, me.claimant || me.fair_at > me.deadline ? me.deadline : me.fair_at);
+	}
+}
+
+void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was)
+{
+	/* A claim stands: the wake is the claimant's (PARKED stayed set for
+	 * the others).  Else any one sleeper, claimant class included (a claim
+	 * overridden while its claimant slept). */
+	hws_futex_wake_bits(&c->state, 1,
+			    was & HWS_AUTO_STARVING ? CLASS_CLAIM : CLASS_NORMAL | CLASS_CLAIM);
 }

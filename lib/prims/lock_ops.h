@@ -6,11 +6,12 @@
 #include <stdint.h>
 #include <hwsync/wait.h>
 
-/* The lock kinds, in the order hws_lock_kinds() names them ("auto" follows).
+/* The lock kinds, in the order hws_lock_kinds() names them.
  * X(name, ID): the generic API's table and names (lock.c) and the shim's
  * in-place kinds are made from this list, so a new kind is its file (ending
  * in HWS_LOCK_OPS_INLINE or HWS_LOCK_OPS_OUTLINE) and one entry here. */
-#define HWS_LOCK_KINDS(X)                                                         \
+#define HWS_LOCK_KINDS(X) HWS_LOCK_KINDS_BUT_AUTO(X) X(auto, AUTO)
+#define HWS_LOCK_KINDS_BUT_AUTO(X)                                                \
 	X(tas, TAS) X(ttas, TTAS) X(ticket, TICKET) X(mcs, MCS) X(clh, CLH)       \
 	X(1spinner, 1SPINNER) X(mutex, MUTEX)
 
@@ -35,21 +36,18 @@ struct hws_lock_ops {
 HWS_LOCK_KINDS(HWS_LK_EXTERN_)
 #undef HWS_LK_EXTERN_
 
-/* What "auto" resolves to here: the kind's operations and the policy spec to
- * use when the caller gave none (NULL = the caller's / the default). */
-const struct hws_lock_ops *hws_lock_auto_choice(const char **default_policy);
+/* The kind called `name` (NULL or "" is "auto"): its operations, and its id
+ * when `id` is not NULL.  NULL when no kind has that name. */
+const struct hws_lock_ops *hws_lock_ops_find(const char *name, enum hws_lock_kind_id *id);
 
-/* The kind called `name` ("auto" resolves as above; NULL or "" is "auto"):
- * its operations, and its id when `id` is not NULL.  *default_policy (when
- * not NULL) gets auto's default policy spec, else NULL.  NULL when no kind
- * has that name. */
-const struct hws_lock_ops *hws_lock_ops_find(const char *name, enum hws_lock_kind_id *id,
-					     const char **default_policy);
+/* The policy auto's sleepers use when the caller names none (it spins by its
+ * own rules first); the other kinds default to "adaptive". */
+#define HWS_LOCK_AUTO_POLICY "futex"
 
 /* "tas, ttas, ..., mutex, auto": every name hws_lock_create accepts, for
  * messages. */
 #define HWS_LK_LIST_(k, K) #k ", "
-#define HWS_LOCK_KINDS_LIST HWS_LOCK_KINDS(HWS_LK_LIST_) "auto"
+#define HWS_LOCK_KINDS_LIST HWS_LOCK_KINDS_BUT_AUTO(HWS_LK_LIST_) "auto"
 
 /* A kind's table from its typed header (hwsync/lock_<k>.h): the generic
  * operations call the typed ones, which the compiler inlines here.

@@ -63,7 +63,8 @@ static void take_sample(struct bucket *b, const void *addr, uint64_t slept, uint
 		hws_adaptive_learn(d);
 }
 
-int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns)
+int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
+			 uint32_t bits)
 {
 	struct bucket *b = bucket_of(a);
 	_Atomic uint32_t *n = &b->n;
@@ -85,7 +86,7 @@ int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_n
 		slept = hws_now_ns();
 		/* The kernel re-checks *a == old under its hash-bucket lock. */
 		if (syscall(SYS_futex, a, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, old, tsp,
-			    NULL, FUTEX_BITSET_MATCH_ANY) == 0) {
+			    NULL, bits) == 0) {
 			hws_wait_tls.sleeps++;
 			take_sample(b, a, slept, hws_now_ns());
 		} else if (errno == ETIMEDOUT)
@@ -97,6 +98,11 @@ int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_n
 	/* release: nothing depends on it; the waker only needs "maybe nonzero". */
 	atomic_fetch_sub_explicit(n, 1, memory_order_release);
 	return rc;
+}
+
+int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns)
+{
+	return hws_futex_sleep_bits(a, old, deadline_ns, FUTEX_BITSET_MATCH_ANY);
 }
 
 int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
@@ -111,21 +117,33 @@ int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w,
 	return 0;
 }
 
+/* One FUTEX_WAKE_BITSET, timed for the adaptive policy's hand-off. */
+static int wake_call(_Atomic uint32_t *addr, struct bucket *b, uint32_t n, uint32_t bits)
+{
+	hws_wait_tls.syscalls++;
+	uint64_t t0 = hws_now_ns();
+	long woke = syscall(SYS_futex, addr, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
+			    n > (uint32_t)INT32_MAX ? INT32_MAX : (int)n, NULL, NULL, bits);
+	if (woke > 0)
+		/* relaxed: see take_sample. */
+		atomic_store_explicit(&b->woke, t0 << 8 | addr_tag(addr), memory_order_relaxed);
+	return woke > 0 ? (int)woke : 0;
+}
+
+int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits)
+{
+	return wake_call(addr, bucket_of(addr), n, bits);
+}
+
 int hws_wake32(_Atomic uint32_t *addr, uint32_t n)
 {
 	struct bucket *b = bucket_of(addr);
-	uint64_t t0;
 
 	/* seq_cst fence: orders the caller's earlier store to *addr before the
 	 * read of the sleeper counter (the other half of the Dekker pattern). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
 		return 0;
-	hws_wait_tls.syscalls++;
-	t0 = hws_now_ns();
-	if (syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
-		    n > (uint32_t)INT32_MAX ? INT32_MAX : (int)n, NULL, NULL, 0) > 0)
-		/* relaxed: see take_sample. */
-		atomic_store_explicit(&b->woke, t0 << 8 | addr_tag(addr), memory_order_relaxed);
+	wake_call(addr, b, n, FUTEX_BITSET_MATCH_ANY);
 	return 1;
 }

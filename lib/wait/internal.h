@@ -46,6 +46,13 @@ int hws_kmwait_available(const char **why);
  * accounting).  Returns 0 (woken, changed, interrupted or spurious) or
  * ETIMEDOUT. */
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns);
+/* The same for a class of sleepers: FUTEX_WAIT_BITSET with `bits`. */
+int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
+			 uint32_t bits);
+/* Wake up to n sleepers on addr whose bits intersect `bits`, without looking
+ * at the sleeper counters (for callers that track their sleepers in the word
+ * itself); the number woken. */
+int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits);
 
 /* ---- the adaptive policy's budget (adaptive_*.c) ---- */
 
@@ -72,11 +79,16 @@ void hws_adaptive_set_learned(uint64_t handoff_ns, uint64_t samples);
 #define HWS_CACHE_STATE_MAX 4352
 int hws_adaptive_cache_read(struct hws_adaptive_calibration *out, char *state, size_t len);
 
+/* A 32-bit learning slot for the object at addr, from a fixed-size table
+ * hashed by address (learn.c): for objects with no room of their own. */
+_Atomic uint32_t *hws_learn_slot(const void *addr);
+
 /* Per-thread counters the lock instrumentation reads around a wait. */
 struct hws_wait_counters {
 	uint64_t polls;     /* reads of the wait word in polling loops */
 	uint64_t syscalls;  /* futex system calls (waits and wakes) */
 	uint64_t sleeps;    /* FUTEX_WAITs that really slept */
+	uint64_t handoffs;  /* acquisitions handed to a waiter past a lock's fairness bound */
 };
 extern _Thread_local struct hws_wait_counters hws_wait_tls;
 /* Set by hws_wait_while_eq32_intr: a kernel sleep interrupted by a signal

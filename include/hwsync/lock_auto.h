@@ -1,0 +1,133 @@
+/* auto: the adaptive lock (docs/locks.md, "The auto lock").
+ *
+ * A barging lock with polite waiters, a fairness bound and per-lock learning:
+ * - a running thread takes a free lock with one CAS, even while others wait,
+ *   so a thread that releases and comes straight back keeps the lock's line
+ *   in its cache ([WTFLOCK], [PARKINGLOT]);
+ * - waiters spin read-only with a backoff that grows while the lock goes to
+ *   others, for a budget each lock learns from its own waits ([GLIBCADAPT],
+ *   [GLK]); at most (usable CPUs - 1) spin at once, the others sleep
+ *   ([MALTHUS]);
+ * - a waiter that has waited longer than the fairness bound claims the next
+ *   hand-off: while its claim stands no other thread takes the free lock
+ *   ([GOMUTEX], [PARKINGLOT]'s eventual fairness).
+ *
+ * State word:
+ *   bit 0      LOCKED
+ *   bit 1      PARKED    someone may sleep in the kernel on the word
+ *   bit 2      STARVING  a claim on the next hand-off stands
+ *   bits 3-7   spinners  waiters in the spinning stage
+ *   bits 8-31  generation, +1 per acquisition (a waiter sees the lock move)
+ * A zero word is a free lock, so zeroed memory needs no initialisation, and
+ * a free lock owns nothing.  The lock's learning lives in a second 32-bit
+ * word where the object has room (hws_auto_t), else in a table hashed by the
+ * lock's address (pass NULL).
+ */
+#ifndef HWSYNC_LOCK_AUTO_H
+#define HWSYNC_LOCK_AUTO_H
+
+#include <hwsync/lock_common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HWS_AUTO_LOCKED 1u
+#define HWS_AUTO_PARKED 2u
+#define HWS_AUTO_STARVING 4u
+#define HWS_AUTO_SPIN_ONE 8u
+#define HWS_AUTO_SPIN_MASK (31u * HWS_AUTO_SPIN_ONE)
+#define HWS_AUTO_GEN_ONE 256u
+
+/* The lock's state word alone (in-place form). */
+typedef struct hws_auto_core {
+	_Atomic uint32_t state;
+} hws_auto_core_t;
+
+/* The typed form: the word, its learning word, and the policy its sleepers
+ * use (a sleeping policy - futex, adaptive - parks in the kernel; any other
+ * waits through the policy and never sleeps). */
+typedef struct hws_auto {
+	hws_auto_core_t core;
+	_Atomic uint32_t learn;
+	const hws_wait_t *wait;
+} hws_auto_t;
+
+/* The contended paths (lib/prims/lock_auto.c).  learn: the lock's learning
+ * word, or NULL for the hashed table.  hws_auto_core_release_slow wakes a
+ * sleeper after a release that saw PARKED in `was`. */
+int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
+			    uint64_t deadline_ns);
+void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was);
+
+static inline int hws_auto_core_try(hws_auto_core_t *c)
+{
+	/* relaxed: only a guess for the CAS, which carries the ordering. */
+	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
+	if (v & (HWS_AUTO_LOCKED | HWS_AUTO_STARVING))
+		return EBUSY;
+	/* acquire: pairs with the release in hws_auto_core_release. */
+	return atomic_compare_exchange_strong_explicit(&c->state, &v,
+						       (v | HWS_AUTO_LOCKED) + HWS_AUTO_GEN_ONE,
+						       memory_order_acquire, memory_order_relaxed)
+		       ? 0 : EBUSY;
+}
+
+static inline int hws_auto_core_timed_ns(hws_auto_core_t *c, _Atomic uint32_t *learn,
+					 const hws_wait_t *w, uint64_t deadline_ns)
+{
+	if (__builtin_expect(hws_auto_core_try(c) == 0, 1))
+		return 0;
+	return hws_auto_core_lock_slow(c, learn, w, deadline_ns);
+}
+
+static inline int hws_auto_core_acquire(hws_auto_core_t *c, _Atomic uint32_t *learn,
+					const hws_wait_t *w)
+{
+	return hws_auto_core_timed_ns(c, learn, w, HWS_FOREVER);
+}
+
+static inline int hws_auto_core_release(hws_auto_core_t *c)
+{
+	/* relaxed: only a guess for the CAS. */
+	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed), n;
+	do {
+		/* PARKED is cleared by the release that wakes a sleeper; the one
+		 * it wakes sets it again if it sleeps or acquires.  While a claim
+		 * stands, PARKED stays: the wake goes to the claimant only, and
+		 * the other sleepers still need the next release's wake. */
+		n = v & ~(HWS_AUTO_LOCKED |
+			  (v & HWS_AUTO_STARVING ? 0u : HWS_AUTO_PARKED));
+		/* release: pairs with the acquire CAS of the next holder. */
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &v, n, memory_order_release,
+							memory_order_relaxed));
+	if (__builtin_expect(v & HWS_AUTO_PARKED, 0))
+		hws_auto_core_release_slow(c, v);
+	return 0;
+}
+
+static inline int hws_auto_init(hws_auto_t *l, const hws_wait_t *w)
+{
+	atomic_init(&l->core.state, 0);
+	atomic_init(&l->learn, 0);
+	l->wait = w;
+	return 0;
+}
+
+static inline int hws_auto_try(hws_auto_t *l) { return hws_auto_core_try(&l->core); }
+static inline int hws_auto_timed_ns(hws_auto_t *l, uint64_t deadline_ns)
+{
+	return hws_auto_core_timed_ns(&l->core, &l->learn, l->wait, deadline_ns);
+}
+static inline int hws_auto_acquire(hws_auto_t *l)
+{
+	return hws_auto_core_acquire(&l->core, &l->learn, l->wait);
+}
+static inline int hws_auto_release(hws_auto_t *l) { return hws_auto_core_release(&l->core); }
+
+HWS_LOCK_TIMED_WRAPPER(auto)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,16 @@
+/* The auto lock's test switch (not installed): tests force one behaviour,
+ * and change it while threads wait, to check every mode and every switch. */
+#ifndef HWS_PRIMS_LOCK_AUTO_INTERNAL_H
+#define HWS_PRIMS_LOCK_AUTO_INTERNAL_H
+
+enum hws_auto_mode {
+	HWS_AUTO_ADAPT,          /* normal: learned spinning, fairness bound */
+	HWS_AUTO_FORCE_PARK,     /* never spin: park at once */
+	HWS_AUTO_FORCE_SPIN,     /* always spin, no spinner limit, no learning of failure */
+	HWS_AUTO_FORCE_HANDOFF,  /* fairness bound 0: every waiter claims the hand-off */
+	HWS_AUTO_FORCE_BARGE,    /* no fairness bound */
+	HWS_AUTO_NMODES
+};
+extern _Atomic int hws_auto_test_mode;
+
+#endif
