@@ -7,6 +7,7 @@
 
 #include "tests/locks/lock_test.h"
 #include <hwsync/lock_1spinner.h>
+#include <hwsync/lock_auto.h>
 #include <hwsync/lock_clh.h>
 #include <hwsync/lock_mcs.h>
 #include <hwsync/lock_mutex.h>
@@ -50,6 +51,16 @@ CORE_KIND(mcs, CORE_REL_W, CORE_TAIL)
 CORE_KIND(clh, CORE_REL_W, CORE_TAIL)
 CORE_KIND(1spinner, CORE_REL, CORE_TAIL)
 
+/* auto's core in 4 bytes learns in the table hashed by address (NULL). */
+static int ck_auto_acq(void *c, const hws_wait_t *w) { return hws_auto_core_acquire(c, NULL, w); }
+static int ck_auto_try(void *c) { return hws_auto_core_try(c); }
+static int ck_auto_tim(void *c, const hws_wait_t *w, uint64_t d)
+{
+	return hws_auto_core_timed_ns(c, NULL, w, d);
+}
+static int ck_auto_rel(void *c, const hws_wait_t *w) { CORE_REL(auto) }
+static uint32_t ck_auto_tail(void *c) { CORE_NOTAIL(auto) }
+
 #define CORE_ENTRY(k, q) { #k, sizeof(hws_##k##_core_t), q, ck_##k##_acq, ck_##k##_try, \
 			   ck_##k##_tim, ck_##k##_rel, ck_##k##_tail }
 
@@ -57,6 +68,7 @@ static const struct core_kind core_kinds[] = {
 	CORE_ENTRY(tas, 0), CORE_ENTRY(ttas, 0), CORE_ENTRY(mutex, 0),
 	CORE_ENTRY(ticket, 0), CORE_ENTRY(ticket16, 0),
 	CORE_ENTRY(mcs, 1), CORE_ENTRY(clh, 1), CORE_ENTRY(1spinner, 1),
+	CORE_ENTRY(auto, 0),
 };
 #define NCORE_KINDS (sizeof core_kinds / sizeof core_kinds[0])
 

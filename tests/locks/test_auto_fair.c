@@ -1,0 +1,117 @@
+/* auto's fairness bound: one thread holds the lock almost all the time,
+ * retaking it at once after each release (a barging lock would let it keep
+ * the lock for ever); another must still get it, every time, within 100x the
+ * design bound of 1 ms.  The bound is loose on purpose: it checks the
+ * mechanism, not the machine's speed.  Run in the normal mode and with the
+ * waiter forced to park (then a wake-up almost never finds the lock free,
+ * and only a claim gets it the lock: hand-offs must be counted).  ctest also
+ * runs it under `taskset -c 0`.  With the fairness bound switched off
+ * (HWS_AUTO_FORCE_BARGE) the test fails, as it should. */
+#include "tests/locks/lock_test.h"
+#include <hwsync/lock_auto.h>
+#include "prims/lock_auto_internal.h"
+#include "wait/internal.h"
+
+#define BOUND_NS 100000000ull   /* 100 x 1 ms */
+
+static hws_auto_t lock;
+static hws_wait_t policy;
+static _Atomic int stop;
+static unsigned long hog_count, counter;
+
+static void *hog(void *p)
+{
+	(void)p;
+	/* relaxed: a stop flag. */
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		CHECK_EQ(hws_auto_acquire(&lock), 0);
+		counter++;
+		hog_count++;
+		test_spin_ns(20000);
+		CHECK_EQ(hws_auto_release(&lock), 0);
+	}
+	return NULL;
+}
+
+static int against_hog(enum hws_auto_mode mode, const char *name)
+{
+	unsigned rounds = lock_test_scale(40);
+	uint64_t worst = 0, handoffs0;
+	pthread_t th;
+
+	atomic_store(&hws_auto_test_mode, mode);
+	hws_auto_init(&lock, &policy);
+	counter = hog_count = 0;
+	atomic_store(&stop, 0);
+	CHECK_EQ(pthread_create(&th, NULL, hog, NULL), 0);
+	usleep(2000);   /* the hog owns the line */
+	handoffs0 = hws_wait_tls.handoffs;
+	for (unsigned i = 0; i < rounds; i++) {
+		uint64_t t0 = test_now_ns();
+		CHECK_EQ(hws_auto_acquire(&lock), 0);
+		uint64_t w = test_now_ns() - t0;
+		counter++;
+		CHECK_EQ(hws_auto_release(&lock), 0);
+		worst = w > worst ? w : worst;
+		if (w > BOUND_NS) {
+			fprintf(stderr, "wait %u took %.1f ms, more than %.0f ms\n", i, w / 1e6,
+				BOUND_NS / 1e6);
+			return 1;
+		}
+		usleep(1000);
+	}
+	atomic_store(&stop, 1);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	CHECK_EQ(counter, hog_count + rounds);
+	uint64_t handoffs = hws_wait_tls.handoffs - handoffs0;
+	printf("%s: %u acquisitions against a hog (%lu acquisitions): worst wait %.3f ms, %llu by "
+	       "hand-off\n", name, rounds, hog_count, worst / 1e6, (unsigned long long)handoffs);
+	return 0;
+}
+
+/* The mechanism, step by step: a waiter past the bound claims the next
+ * hand-off, and from then on the holder cannot retake the lock it releases
+ * (try fails on the free lock) until the claimant has had it.  Without the
+ * claim (HWS_AUTO_FORCE_BARGE) the holder's try would succeed. */
+static _Atomic int claimant_done;
+static void *claimant(void *p)
+{
+	(void)p;
+	uint64_t h0 = hws_wait_tls.handoffs;
+	CHECK_EQ(hws_auto_acquire(&lock), 0);
+	CHECK_EQ(hws_wait_tls.handoffs, h0 + 1);
+	atomic_store(&claimant_done, 1);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	return NULL;
+}
+
+static void claim_blocks_barging(void)
+{
+	pthread_t th;
+	atomic_store(&hws_auto_test_mode, HWS_AUTO_FORCE_HANDOFF);
+	hws_auto_init(&lock, &policy);
+	atomic_store(&claimant_done, 0);
+	CHECK_EQ(hws_auto_acquire(&lock), 0);
+	CHECK_EQ(pthread_create(&th, NULL, claimant, NULL), 0);
+	while (!(atomic_load(&lock.core.state) & HWS_AUTO_STARVING))
+		usleep(100);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	/* The claimant may not have run yet: the free lock is still its. */
+	if (hws_auto_try(&lock) == 0) {
+		CHECK(atomic_load(&claimant_done));
+		CHECK_EQ(hws_auto_release(&lock), 0);
+	}
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	CHECK(atomic_load(&claimant_done));
+	printf("a claim stands: the releasing holder could not retake the lock\n");
+}
+
+int main(void)
+{
+	CHECK_EQ(hws_wait_init(&policy, "futex"), 0);
+	claim_blocks_barging();
+	CHECK_EQ(against_hog(HWS_AUTO_ADAPT, "adaptive"), 0);
+	CHECK_EQ(against_hog(HWS_AUTO_FORCE_PARK, "waiter parks"), 0);
+	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
+	return 0;
+}
