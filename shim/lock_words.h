@@ -133,12 +133,15 @@ static inline int hws_words4_try(struct hws_words4 *w) { HWS_SWITCH4(w, try); }
 static inline int hws_words4_acquire(struct hws_words4 *w) { HWS_SWITCH4(w, acquire, hws_lock_wait); }
 static inline int hws_words4_release(struct hws_words4 *w) { HWS_SWITCH4(w, release); }
 
-/* Kinds whose blocking acquire takes a place in a queue (a ticket or a
- * node): a thread that dies while queued would leave a trace in the lock. */
+/* Kinds whose blocked waiter leaves a mark in the lock: a place in a queue
+ * (a ticket or a node), or auto's spinner count and fairness claim.  A thread
+ * that dies while waiting (asynchronous cancellation) would leave the mark
+ * there for ever. */
 static inline int hws_lock_kind_queues(void)
 {
 	return hws_lock_kind8 == HWS_LK_TICKET || hws_lock_kind8 == HWS_LK_MCS ||
-	       hws_lock_kind8 == HWS_LK_CLH || hws_lock_kind8 == HWS_LK_1SPINNER;
+	       hws_lock_kind8 == HWS_LK_CLH || hws_lock_kind8 == HWS_LK_1SPINNER ||
+	       hws_lock_kind8 == HWS_LK_AUTO;
 }
 
 #endif
