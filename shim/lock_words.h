@@ -65,18 +65,21 @@ _Static_assert(sizeof(struct hws_words4) == 4, "4-byte kinds");
 extern enum hws_lock_kind_id hws_lock_kind8;
 extern const hws_wait_t *hws_lock_wait;
 
-/* The default kind (auto) is tested first: a compare and a direct branch, not
- * an indirect jump.  AUTO8/AUTO4 pass auto's learning word where the
- * operation takes one. */
+/* The default kind (auto) is tested first, inline in the caller: a compare
+ * and a direct branch to the fast path.  The other kinds go through one
+ * out-of-line switch each (HWS_OTHER_*), so that the callers stay small.
+ * AUTO8/AUTO4 pass auto's learning word where the operation takes one. */
 #define HWS_AUTO8_try(w)
 #define HWS_AUTO8_acquire(w) , &(w)->u.autow.learn
 #define HWS_AUTO8_timed_ns(w) , &(w)->u.autow.learn
+#define HWS_AUTO8_release(w)
 #define HWS_AUTO4_try(w)
 #define HWS_AUTO4_acquire(w) , NULL
 #define HWS_AUTO4_release(w)
-#define HWS_SWITCH8(w, op, ...)                                                        \
-	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))                        \
-		return hws_auto_core_##op(&(w)->u.autow.core HWS_AUTO8_##op(w), ##__VA_ARGS__); \
+#define HWS_INLINE static inline __attribute__((always_inline))
+#define HWS_OUTLINE static __attribute__((noinline, unused))
+
+#define HWS_OTHER8(w, op, ...)                                                         \
 	switch (hws_lock_kind8) {                                                      \
 	case HWS_LK_AUTO:                                                              \
 		return hws_auto_core_##op(&(w)->u.autow.core HWS_AUTO8_##op(w), ##__VA_ARGS__); \
@@ -91,17 +94,17 @@ extern const hws_wait_t *hws_lock_wait;
 	}                                                                              \
 	return EINVAL
 
-static inline int hws_words8_try(struct hws_words8 *w) { HWS_SWITCH8(w, try); }
-static inline int hws_words8_acquire(struct hws_words8 *w) { HWS_SWITCH8(w, acquire, hws_lock_wait); }
-static inline int hws_words8_timed(struct hws_words8 *w, uint64_t deadline_ns)
+HWS_OUTLINE int hws_words8_try_other(struct hws_words8 *w) { HWS_OTHER8(w, try); }
+HWS_OUTLINE int hws_words8_acquire_other(struct hws_words8 *w)
 {
-	HWS_SWITCH8(w, timed_ns, hws_lock_wait, deadline_ns);
+	HWS_OTHER8(w, acquire, hws_lock_wait);
 }
-
-static inline int hws_words8_release(struct hws_words8 *w)
+HWS_OUTLINE int hws_words8_timed_other(struct hws_words8 *w, uint64_t deadline_ns)
 {
-	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))
-		return hws_auto_core_release(&w->u.autow.core);
+	HWS_OTHER8(w, timed_ns, hws_lock_wait, deadline_ns);
+}
+HWS_OUTLINE int hws_words8_release_other(struct hws_words8 *w)
+{
 	switch (hws_lock_kind8) {
 	case HWS_LK_AUTO: return hws_auto_core_release(&w->u.autow.core);
 	case HWS_LK_MUTEX: return hws_mutex_core_release(&w->u.mutex);
@@ -116,10 +119,27 @@ static inline int hws_words8_release(struct hws_words8 *w)
 	return EINVAL;
 }
 
-/* The 4-byte kinds: the FIFO kinds map to ticket16. */
-#define HWS_SWITCH4(w, op, ...)                                                        \
+#define HWS_AUTO_FIRST(w, words, op, ...)                                              \
 	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))                        \
-		return hws_auto_core_##op(&(w)->u.autow HWS_AUTO4_##op(w), ##__VA_ARGS__); \
+		return hws_auto_core_##op(&(w)->u.autow.core HWS_AUTO8_##op(w), ##__VA_ARGS__); \
+	return hws_##words##_##op##_other
+
+HWS_INLINE int hws_words8_try(struct hws_words8 *w) { HWS_AUTO_FIRST(w, words8, try)(w); }
+HWS_INLINE int hws_words8_acquire(struct hws_words8 *w)
+{
+	HWS_AUTO_FIRST(w, words8, acquire, hws_lock_wait)(w);
+}
+HWS_INLINE int hws_words8_timed(struct hws_words8 *w, uint64_t deadline_ns)
+{
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))
+		return hws_auto_core_timed_ns(&w->u.autow.core, &w->u.autow.learn, hws_lock_wait,
+					      deadline_ns);
+	return hws_words8_timed_other(w, deadline_ns);
+}
+HWS_INLINE int hws_words8_release(struct hws_words8 *w) { HWS_AUTO_FIRST(w, words8, release)(w); }
+
+/* The 4-byte kinds: the FIFO kinds map to ticket16. */
+#define HWS_OTHER4(w, op, ...)                                                         \
 	switch (hws_lock_kind8) {                                                      \
 	case HWS_LK_AUTO:                                                              \
 		return hws_auto_core_##op(&(w)->u.autow HWS_AUTO4_##op(w), ##__VA_ARGS__); \
@@ -129,9 +149,21 @@ static inline int hws_words8_release(struct hws_words8 *w)
 	default: return hws_ticket16_core_##op(&(w)->u.ticket16, ##__VA_ARGS__);       \
 	}
 
-static inline int hws_words4_try(struct hws_words4 *w) { HWS_SWITCH4(w, try); }
-static inline int hws_words4_acquire(struct hws_words4 *w) { HWS_SWITCH4(w, acquire, hws_lock_wait); }
-static inline int hws_words4_release(struct hws_words4 *w) { HWS_SWITCH4(w, release); }
+HWS_OUTLINE int hws_words4_try_other(struct hws_words4 *w) { HWS_OTHER4(w, try); }
+HWS_OUTLINE int hws_words4_acquire_other(struct hws_words4 *w)
+{
+	HWS_OTHER4(w, acquire, hws_lock_wait);
+}
+HWS_OUTLINE int hws_words4_release_other(struct hws_words4 *w) { HWS_OTHER4(w, release); }
+
+#define HWS_AUTO_FIRST4(w, op, ...)                                                    \
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))                        \
+		return hws_auto_core_##op(&(w)->u.autow HWS_AUTO4_##op(w), ##__VA_ARGS__); \
+	return hws_words4_##op##_other(w)
+
+HWS_INLINE int hws_words4_try(struct hws_words4 *w) { HWS_AUTO_FIRST4(w, try); }
+HWS_INLINE int hws_words4_acquire(struct hws_words4 *w) { HWS_AUTO_FIRST4(w, acquire, hws_lock_wait); }
+HWS_INLINE int hws_words4_release(struct hws_words4 *w) { HWS_AUTO_FIRST4(w, release); }
 
 /* Kinds whose blocked waiter leaves a mark in the lock: a place in a queue
  * (a ticket or a node), or auto's spinner count and fairness claim.  A thread

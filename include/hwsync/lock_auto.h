@@ -17,7 +17,7 @@
  *   bit 1      PARKED    someone may sleep in the kernel on the word
  *   bit 2      STARVING  a claim on the next hand-off stands
  *   bits 3-7   spinners  waiters in the spinning stage
- *   bits 8-31  generation, +1 per acquisition (a waiter sees the lock move)
+ *   bits 8-31  generation, +1 per release (a waiter sees the lock move)
  * A zero word is a free lock, so zeroed memory needs no initialisation, and
  * a free lock owns nothing.  The lock's learning lives in a second 32-bit
  * word where the object has room (hws_auto_t), else in a table hashed by the
@@ -67,8 +67,7 @@ static inline int hws_auto_core_try(hws_auto_core_t *c)
 	if (v & (HWS_AUTO_LOCKED | HWS_AUTO_STARVING))
 		return EBUSY;
 	/* acquire: pairs with the release in hws_auto_core_release. */
-	return atomic_compare_exchange_strong_explicit(&c->state, &v,
-						       (v | HWS_AUTO_LOCKED) + HWS_AUTO_GEN_ONE,
+	return atomic_compare_exchange_strong_explicit(&c->state, &v, v | HWS_AUTO_LOCKED,
 						       memory_order_acquire, memory_order_relaxed)
 		       ? 0 : EBUSY;
 }
@@ -89,18 +88,10 @@ static inline int hws_auto_core_acquire(hws_auto_core_t *c, _Atomic uint32_t *le
 
 static inline int hws_auto_core_release(hws_auto_core_t *c)
 {
-	/* relaxed: only a guess for the CAS. */
-	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed), n;
-	do {
-		/* PARKED is cleared by the release that wakes a sleeper; the one
-		 * it wakes sets it again if it sleeps or acquires.  While a claim
-		 * stands, PARKED stays: the wake goes to the claimant only, and
-		 * the other sleepers still need the next release's wake. */
-		n = v & ~(HWS_AUTO_LOCKED |
-			  (v & HWS_AUTO_STARVING ? 0u : HWS_AUTO_PARKED));
-		/* release: pairs with the acquire CAS of the next holder. */
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &v, n, memory_order_release,
-							memory_order_relaxed));
+	/* One add clears LOCKED (it is set: we hold the lock) and counts the
+	 * generation.  release: pairs with the acquire CAS of the next holder. */
+	uint32_t v = atomic_fetch_add_explicit(&c->state, HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED,
+					       memory_order_release);
 	if (__builtin_expect(v & HWS_AUTO_PARKED, 0))
 		hws_auto_core_release_slow(c, v);
 	return 0;

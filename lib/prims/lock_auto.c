@@ -8,8 +8,12 @@
  *   spin   if a spinner slot is free (at most usable CPUs - 1) and this lock's
  *          spins have been paying: poll read-only with a growing backoff, for
  *          the lock's learned budget.
- *   park   set PARKED and sleep in the kernel until a release wakes it, or
- *          until its fairness bound (it then claims).
+ *   nap    the lock keeps changing hands among others (short holds): sleep
+ *          for a while without asking for a wake, so that the threads using
+ *          the lock pay no system call for us; never past the fairness bound.
+ *   park   the lock is held and not moving (a long hold): set PARKED and
+ *          sleep in the kernel until the release wakes us, or until the
+ *          fairness bound (we then claim).
  * The holder that took the lock after a wait updates the lock's learning
  * word; only a holder writes it, so the lock itself orders those writes.
  */
@@ -80,7 +84,7 @@ static bool can_take(uint32_t v, bool claimant)
 /* The word after we take the lock from v. */
 static uint32_t taken(const struct waiter *me, uint32_t v, bool spinning)
 {
-	uint32_t n = (v | HWS_AUTO_LOCKED | (me->parked ? HWS_AUTO_PARKED : 0)) + HWS_AUTO_GEN_ONE;
+	uint32_t n = v | HWS_AUTO_LOCKED | (me->parked ? HWS_AUTO_PARKED : 0);
 	if (me->claimant)
 		n &= ~HWS_AUTO_STARVING;
 	return spinning ? n - HWS_AUTO_SPIN_ONE : n;
@@ -95,7 +99,7 @@ static uint64_t spin_budget(const struct waiter *me, uint32_t v)
 	hws_adaptive_budget(&cap, &pause);
 	if (mode() == HWS_AUTO_FORCE_SPIN)
 		return FAIR_NS;
-	if (mode() == HWS_AUTO_FORCE_PARK)
+	if (mode() == HWS_AUTO_FORCE_PARK || mode() == HWS_AUTO_FORCE_NAP)
 		return 0;
 	if (rec >> FAIL_SHIFT > FAIL_SKIP && (v / HWS_AUTO_GEN_ONE) % PROBE_EVERY)
 		return 0;
@@ -140,8 +144,8 @@ static bool take(struct waiter *me, uint32_t *v, bool spinning)
 						     memory_order_acquire, memory_order_relaxed);
 }
 
-/* The spinning stage: 1 = we hold the lock, 0 = the budget ran out or there
- * was no spinner slot. */
+/* The spinning stage: 1 = we hold the lock, 0 = the budget ran out, -1 =
+ * no spinner slot was free. */
 static int spin(struct waiter *me, uint64_t budget)
 {
 	_Atomic uint32_t *s = &me->c->state;
@@ -151,7 +155,7 @@ static int spin(struct waiter *me, uint64_t budget)
 
 	do {
 		if ((v & HWS_AUTO_SPIN_MASK) / HWS_AUTO_SPIN_ONE >= (forced ? 31 : max_spinners()))
-			return 0;
+			return -1;
 		/* relaxed: the spinner count orders nothing; it only limits how
 		 * many waiters spin. */
 	} while (!atomic_compare_exchange_weak_explicit(s, &v, v + HWS_AUTO_SPIN_ONE,
@@ -211,6 +215,29 @@ static int spin(struct waiter *me, uint64_t budget)
 	/* relaxed: as for the increment. */
 	atomic_fetch_sub_explicit(s, HWS_AUTO_SPIN_ONE, memory_order_relaxed);
 	return 0;
+}
+
+/* Generations between two readings of the word (it wraps at 2^24). */
+static uint32_t moved(uint32_t from, uint32_t to)
+{
+	return (to / HWS_AUTO_GEN_ONE - from / HWS_AUTO_GEN_ONE) & 0xffffffu;
+}
+
+/* A waiter that did not spin looks at the lock for about as long as a few
+ * cache misses, to tell short holds (the word moves) from a long one. */
+static uint32_t watch(struct waiter *me, uint32_t v0)
+{
+	uint32_t v = v0;
+	for (unsigned i = 0; i < 32; i++) {
+		for (unsigned k = 0; k < 8; k++)
+			hws_cpu_relax();
+		/* relaxed: a look; taking re-reads with a CAS. */
+		v = atomic_load_explicit(&me->c->state, memory_order_relaxed);
+		if (can_take(v, me->claimant))
+			break;
+	}
+	hws_wait_tls.polls += 32;
+	return moved(v0, v);
 }
 
 static bool sleeping_policy(const hws_wait_t *w)
@@ -283,6 +310,45 @@ static bool claim(struct waiter *me)
 	return true;
 }
 
+/* A waiter that was woken may have taken the wake-up that cleared PARKED:
+ * before it naps (where no wake reaches it) it sets PARKED again if the lock
+ * is held, so that the other sleepers still get the next release's wake. */
+static void keep_parked(struct waiter *me)
+{
+	_Atomic uint32_t *s = &me->c->state;
+	if (!me->parked)
+		return;
+	/* relaxed: see park(). */
+	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
+	while ((v & (HWS_AUTO_LOCKED | HWS_AUTO_PARKED)) == HWS_AUTO_LOCKED &&
+	       !atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_PARKED,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	if (!(v & HWS_AUTO_LOCKED))
+		return;   /* free: the loop takes it after the nap, or we lost a race */
+	me->parked = false;   /* the wake we may have taken is passed on */
+}
+
+/* Nap rather than park: not claiming, a policy that sleeps, and the lock
+ * changed hands at least twice while we spun or looked. */
+static bool wants_nap(const struct waiter *me, uint32_t churn)
+{
+	enum hws_auto_mode m = mode();
+	if (me->claimant || !sleeping_policy(me->w) || m == HWS_AUTO_FORCE_PARK)
+		return false;
+	return m == HWS_AUTO_FORCE_NAP || churn >= 2;
+}
+
+/* How long a nap lasts: twice the adaptive policy's spin budget, which is
+ * about four futex hand-offs: long against the system call it saves the
+ * lock's users, short against the fairness bound. */
+static uint64_t nap_ns(void)
+{
+	uint64_t spin_ns, pause_ns;
+	hws_adaptive_budget(&spin_ns, &pause_ns);
+	return 2 * spin_ns;
+}
+
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
 			    uint64_t deadline_ns)
 {
@@ -310,20 +376,39 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 			continue;
 		}
 		uint64_t budget = spin_budget(&me, v);
-		if (budget && spin(&me, budget))
+		int spun = budget ? spin(&me, budget) : -1;
+		if (spun == 1)
 			return won(&me);
 		/* relaxed: as above. */
-		if (can_take(atomic_load_explicit(&c->state, memory_order_relaxed), me.claimant))
+		uint32_t v1 = atomic_load_explicit(&c->state, memory_order_relaxed);
+		if (can_take(v1, me.claimant))
 			continue;
-		park(&me, me.claimant || me.fair_at > me.deadline ? me.deadline : me.fair_at);
+		uint32_t churn = spun < 0 ? watch(&me, v1) : moved(v, v1);
+		uint64_t until = me.claimant || me.fair_at > me.deadline ? me.deadline : me.fair_at;
+		if (wants_nap(&me, churn)) {
+			uint64_t nap_end = hws_now_ns() + nap_ns();
+			keep_parked(&me);
+			hws_nap_until(nap_end < until ? nap_end : until);
+		} else {
+			park(&me, until);
+		}
 	}
 }
 
 void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was)
 {
-	/* A claim stands: the wake is the claimant's (PARKED stayed set for
-	 * the others).  Else any one sleeper, claimant class included (a claim
-	 * overridden while its claimant slept). */
-	hws_futex_wake_bits(&c->state, 1,
-			    was & HWS_AUTO_STARVING ? CLASS_CLAIM : CLASS_NORMAL | CLASS_CLAIM);
+	/* A claim stands: the wake is the claimant's, and PARKED stays set for
+	 * the other sleepers.  Else clear PARKED and wake one sleeper of any
+	 * class (a claimant class sleeper too: its claim may have been given up
+	 * and re-made); the one woken sets PARKED again when it sleeps again or
+	 * takes the lock.  Clearing it after other threads took and released
+	 * the lock is still right: every clearing comes with a wake. */
+	if (was & HWS_AUTO_STARVING) {
+		hws_futex_wake_bits(&c->state, 1, CLASS_CLAIM);
+		return;
+	}
+	/* relaxed: PARKED orders nothing; the kernel's check of the word
+	 * under its lock closes the race with a sleeper. */
+	atomic_fetch_and_explicit(&c->state, ~HWS_AUTO_PARKED, memory_order_relaxed);
+	hws_futex_wake_bits(&c->state, 1, CLASS_NORMAL | CLASS_CLAIM);
 }

@@ -5,7 +5,8 @@
 
 enum hws_auto_mode {
 	HWS_AUTO_ADAPT,          /* normal: learned spinning, fairness bound */
-	HWS_AUTO_FORCE_PARK,     /* never spin: park at once */
+	HWS_AUTO_FORCE_PARK,     /* never spin, never nap: park at once */
+	HWS_AUTO_FORCE_NAP,      /* never spin: nap (unless claiming) */
 	HWS_AUTO_FORCE_SPIN,     /* always spin, no spinner limit, no learning of failure */
 	HWS_AUTO_FORCE_HANDOFF,  /* fairness bound 0: every waiter claims the hand-off */
 	HWS_AUTO_FORCE_BARGE,    /* no fairness bound */

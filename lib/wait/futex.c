@@ -100,6 +100,15 @@ int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadl
 	return rc;
 }
 
+void hws_nap_until(uint64_t deadline_ns)
+{
+	struct timespec ts = { (time_t)(deadline_ns / 1000000000ull),
+			       (long)(deadline_ns % 1000000000ull) };
+	hws_wait_tls.syscalls++;
+	if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == 0)
+		hws_wait_tls.sleeps++;
+}
+
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns)
 {
 	return hws_futex_sleep_bits(a, old, deadline_ns, FUTEX_BITSET_MATCH_ANY);

@@ -49,6 +49,9 @@ int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_n
 /* The same for a class of sleepers: FUTEX_WAIT_BITSET with `bits`. */
 int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
 			 uint32_t bits);
+/* Sleep in the kernel until deadline_ns (CLOCK_MONOTONIC) with nobody to
+ * wake us earlier: a waiter that has decided to stay out of the way. */
+void hws_nap_until(uint64_t deadline_ns);
 /* Wake up to n sleepers on addr whose bits intersect `bits`, without looking
  * at the sleeper counters (for callers that track their sleepers in the word
  * itself); the number woken. */
