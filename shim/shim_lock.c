@@ -123,9 +123,14 @@ int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws
 				  ? &t->after_sleep : &t->after_spin, 1);
 			if (!first)
 				hws_tally(&t->wait_ns, t1 - t0);
+			if (hws_wait_tls.handoffs != c0.handoffs)
+				hws_tally(&t->handoffs, 1);
 			/* relaxed: only this thread writes its block. */
 			if (polls > atomic_load_explicit(&t->max_spins, memory_order_relaxed))
 				atomic_store_explicit(&t->max_spins, polls, memory_order_relaxed);
+			/* relaxed: as above. */
+			if (t1 - t0 > atomic_load_explicit(&t->max_wait_ns, memory_order_relaxed))
+				atomic_store_explicit(&t->max_wait_ns, t1 - t0, memory_order_relaxed);
 		}
 	}
 	if (hws_cfg.trace && (rc == 0 || op != HWS_OP_TRY)) {

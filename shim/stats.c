@@ -34,13 +34,13 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 #define NFIELDS(type) (sizeof(type) / sizeof(_Atomic uint64_t))
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
-/* to += from, counter by counter (max_spins: the larger). */
+/* to += from, counter by counter (max_spins, max_wait_ns: the larger). */
 static void add_block(struct hws_thread_stats *to, struct hws_thread_stats *from)
 {
 	for (int f = 0; f < HWS_FAM_NLOCKS; f++) {
 		_Atomic uint64_t *a = &to->lock[f].acquisitions, *b = &from->lock[f].acquisitions;
 		for (size_t i = 0; i < NFIELDS(struct hws_lock_tally); i++)
-			if (&a[i] == &to->lock[f].max_spins) {
+			if (&a[i] == &to->lock[f].max_spins || &a[i] == &to->lock[f].max_wait_ns) {
 				if (LD(b[i]) > LD(a[i]))
 					atomic_store_explicit(&a[i], LD(b[i]), memory_order_relaxed);
 			} else {
@@ -178,10 +178,12 @@ void hws_stats_print(void)
 		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
 			" contended (after spin %" PRIu64 ", after sleep %" PRIu64 "), first try %"
 			PRIu64 ", %" PRIu64 " futex calls, max spin %" PRIu64 " polls, %.3f ms "
-			"waiting\n", pid, hws_family_name[f], LD(t->acquisitions),
+			"waiting, longest wait %.3f ms, %" PRIu64 " fairness hand-offs\n", pid,
+			hws_family_name[f], LD(t->acquisitions),
 			LD(t->acquisitions) - LD(t->first_try), LD(t->after_spin),
 			LD(t->after_sleep), LD(t->first_try), LD(t->syscalls), LD(t->max_spins),
-			(double)LD(t->wait_ns) / 1e6);
+			(double)LD(t->wait_ns) / 1e6, (double)LD(t->max_wait_ns) / 1e6,
+			LD(t->handoffs));
 	}
 	const struct hws_fam_tally *sp = &tot.fam[HWS_FAM_SPIN], *cv = &tot.fam[HWS_FAM_COND],
 				   *se = &tot.fam[HWS_FAM_SEM];
