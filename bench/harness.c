@@ -215,22 +215,43 @@ int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, 
 }
 
 /* ---- cells, parameters, skipped ----------------------------------------- */
-struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy)
+static struct bench_cell *cell_append(struct bench_cell ***v, unsigned *n, unsigned *cap,
+				      const char *impl, const char *policy)
 {
-	if (ctx->ncells == ctx->capcells) {
-		unsigned cap = ctx->capcells ? 2 * ctx->capcells : 16;
-		void *p = realloc(ctx->cells, cap * sizeof *ctx->cells);
+	if (*n == *cap) {
+		unsigned c = *cap ? 2 * *cap : 16;
+		void *p = realloc(*v, c * sizeof **v);
 		if (!p)
 			return NULL;
-		ctx->cells = p;
-		ctx->capcells = cap;
+		*v = p;
+		*cap = c;
 	}
 	struct bench_cell *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
 	snprintf(c->impl, sizeof c->impl, "%s", impl);
 	snprintf(c->policy, sizeof c->policy, "%s", policy ? policy : "");
-	ctx->cells[ctx->ncells++] = c;
+	(*v)[(*n)++] = c;
+	return c;
+}
+
+struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy)
+{
+	return cell_append(&ctx->cells, &ctx->ncells, &ctx->capcells, impl, policy);
+}
+
+struct bench_cell *const *bench_cells(const struct bench_ctx *ctx, unsigned *n)
+{
+	*n = ctx->ncells;
+	return ctx->cells;
+}
+
+struct bench_cell *bench_summary_row(struct bench_ctx *ctx, const char *impl, const char *policy)
+{
+	struct bench_cell *c = cell_append(&ctx->summary, &ctx->nsummary, &ctx->capsummary, impl,
+					   policy);
+	if (c)
+		c->measuring = true;   /* its samples are the summary's own */
 	return c;
 }
 

@@ -66,6 +66,12 @@ void bench_ctx_free(struct bench_ctx *ctx)
 			free(c->m[m].s);
 		free(c);
 	}
+	for (unsigned i = 0; i < ctx->nsummary; i++) {
+		for (unsigned m = 0; m < ctx->summary[i]->nmetrics; m++)
+			free(ctx->summary[i]->m[m].s);
+		free(ctx->summary[i]);
+	}
+	free(ctx->summary);
 	free(ctx->cells);
 	free(ctx->skipped);
 	free(ctx);
@@ -229,6 +235,8 @@ int bench_session_run(struct bench_session *s, const struct bench_exp *e,
 		free(c);
 	}
 	ctx->ncells = kept;
+	if (e->summarize)
+		e->summarize(ctx);
 	bench_print_table(ctx, stdout);
 	p = realloc(s->runs, (s->nruns + 1) * sizeof *s->runs);
 	if (!p) {
