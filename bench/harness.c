@@ -73,16 +73,9 @@ int bench_error(const char *fmt, ...)
 	return 2;
 }
 
-static unsigned online_cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-		return (unsigned)CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
-}
-
-/* "1,2,4-6"; the letter N stands for the number of CPUs we may run on. */
+/* "1,2,4-6"; the letter N stands for the number of CPUs we may run on: the
+ * affinity mask capped by the cgroups' CPU bandwidth (hws_usable_cpus), so
+ * that N threads of a container given 2 CPUs of a large machine run at once. */
 int bench_parse_ulist(const char *s, unsigned *v, unsigned max, unsigned *n)
 {
 	*n = 0;
@@ -90,7 +83,7 @@ int bench_parse_ulist(const char *s, unsigned *v, unsigned max, unsigned *n)
 		char *end;
 		unsigned long a, b;
 		if (*s == 'N') {
-			a = online_cpus();
+			a = hws_usable_cpus();
 			end = (char *)s + 1;
 		} else {
 			if (*s < '0' || *s > '9')
@@ -100,7 +93,7 @@ int bench_parse_ulist(const char *s, unsigned *v, unsigned max, unsigned *n)
 		b = a;
 		if (*end == '-') {
 			if (end[1] == 'N') {
-				b = online_cpus();
+				b = hws_usable_cpus();
 				end += 2;
 			} else if (end[1] >= '0' && end[1] <= '9') {
 				b = strtoul(end + 1, &end, 10);

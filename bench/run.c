@@ -47,6 +47,10 @@ struct bench_session *bench_session_new(int argc, char **argv)
 	struct bench_session *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
+	/* Read (and cache) the CPUs this process may use while this thread
+	 * still has the process's mask: an OpenMP team pins its master, which is
+	 * this thread, and a lock may first ask from a pinned thread. */
+	(void)hws_usable_cpus();
 	size_t len = 0;
 	for (int i = 0; i < argc && len < sizeof s->cmdline; i++)
 		len += (size_t)snprintf(s->cmdline + len, sizeof s->cmdline - len, "%s%s",
