@@ -668,20 +668,24 @@ static void lk_summarize(struct bench_ctx *ctx)
 
 static const struct bench_xopt lk_xopts[] = {
 	{ "cs", "0,100,1000,10000", "100",
-	  "critical sections: volatile increments of a shared counter while holding the lock" },
+	  "critical sections: a list of counts of volatile increments of a shared\n"
+	  "        counter while holding the lock (0: acquire and release only)" },
 	{ "outside", "0", NULL,
-	  "work outside the lock: volatile increments of a counter of the thread's own between\n"
-	  "        the release and the next acquire, in the units of --cs; a list of numbers and\n"
-	  "        the word cs (as long as the row's critical section), e.g. 0,cs,1000" },
+	  "work outside the lock: volatile increments of a counter of the thread's\n"
+	  "        own between the release and the next acquire, in the units of --cs;\n"
+	  "        a list of numbers and the word cs (as long as the row's critical\n"
+	  "        section), e.g. 0,cs,1000" },
 	{ "oversub", "4", NULL,
-	  "also run OVERSUB threads per CPU of each placement, round-robin (e.g. 8 threads on\n"
-	  "        2 CPUs); 0 = no oversubscribed rows" },
+	  "also run OVERSUB threads per CPU of each placement, round-robin (e.g. 8\n"
+	  "        threads on 2 CPUs); 0 = no oversubscribed rows" },
 	{ "stages", "warmup", NULL,
-	  "stage counters of the hwsync rows: off, warmup (counted in the warmup rounds so the\n"
-	  "        measured rounds run uninstrumented), all (counted in every round)" },
+	  "stage counters of the hwsync rows: off, warmup (counted in the warmup\n"
+	  "        rounds so the measured rounds run uninstrumented), all (counted in\n"
+	  "        every round)" },
 	{ "trace", "", NULL,
-	  "write the acquisition timeline of the first measured repetition of every row to\n"
-	  "        FILE as Chrome trace-event JSON (open in https://ui.perfetto.dev)" },
+	  "write the acquisition timeline of the first measured repetition of every\n"
+	  "        row to this file as Chrome trace-event JSON (open it in\n"
+	  "        https://ui.perfetto.dev); default: no trace" },
 	{ "trace-events", "2000", NULL, "events per row in the --trace file (two per acquisition)" },
 	{ NULL, NULL, NULL, NULL },
 };
@@ -691,20 +695,30 @@ static char lk_impls[BENCH_IMPLS_LEN] = "";
 
 static const struct bench_exp locks_exp = {
 	.name = "locks",
-	.title = "lock acquisition latency, throughput, fairness, stages, timeline",
+	.title = "lock acquisition latency, throughput, fairness, CPU cost, stages, timeline",
 	.reproduces = "[RAINA] Sec. 4.2 and Figs. 28-30; [AKKAN13] Fig. 1",
 	.help =
-"    T threads contend for one lock.  Each loops: entry (TSC), acquire, acquired\n"
-"    (TSC), a critical section of --cs volatile increments of a shared counter,\n"
-"    release; no work outside the lock, so the lock is always wanted.  A row\n"
-"    runs for --duration.  Threads stop entering when the window closes, so a\n"
-"    lock that collapses under oversubscription (a spinning waiter holds the CPU\n"
-"    the holder or the next in line needs) shows as few acquisitions and a long\n"
-"    drain instead of hanging the run.  The counter is checked against the\n"
-"    acquisitions: a lost increment is reported as an error.\n"
+"    T threads contend for one lock.  Each thread loops: entry (TSC), acquire,\n"
+"    acquired (TSC), a critical section of --cs volatile increments of a\n"
+"    shared counter, release, then --outside volatile increments of a counter\n"
+"    of its own (the work a program does between two acquisitions).  With\n"
+"    --outside 0 the lock is always wanted; the more work outside, the more\n"
+"    often a thread finds the lock free and the more often a waiter has\n"
+"    nobody to wait for, which is where spinning and sleeping waiters part.\n"
+"    --outside cs makes the work outside as long as the critical section.\n"
 "\n"
-"    Rows: thread count x critical section x placement x implementation; the\n"
-"    oversubscribed rows (--oversub) put several threads on each CPU.\n"
+"    A row runs for --duration.  Threads stop entering when the window closes,\n"
+"    so a lock that collapses under oversubscription (a spinning waiter holds\n"
+"    the CPU the holder or the next in line needs) shows as few acquisitions\n"
+"    and a long drain instead of hanging the run.  The shared counter is\n"
+"    checked against the acquisitions: a lost increment is reported as an\n"
+"    error (with --cs 0 there is no increment to check).\n"
+"\n"
+"    Rows: placement x thread count x critical section x work outside x\n"
+"    implementation.  The thread counts are --threads (default 1, 2 and N, the\n"
+"    CPUs this process may use) and, per placement, --oversub threads per CPU\n"
+"    the placement gives, placed round-robin (default 4: four times as many\n"
+"    threads as CPUs, so most waiters have no CPU of their own).\n"
 "\n"
 "    pthread-mutex     pthread_mutex_lock/unlock (glibc, default attributes)\n"
 "    pthread-spin      pthread_spin_lock/unlock (glibc)\n"
@@ -720,16 +734,30 @@ static const struct bench_exp locks_exp = {
 "                      adaptive)\n"
 "    hwsync-auto       hws_lock_create(\"auto\", NULL): the kind and policy hwsync\n"
 "                      picks for this machine (column kind)\n"
+"    The first eight are the peers that the auto-vs-peers table compares with.\n"
 "\n"
 "METRICS\n"
-"    acquire      entry to acquired, per acquisition (a uniform sample of all of\n"
-"                 them), minus the cost of reading the TSC: the latency distribution\n"
-"                 (p5/p95/p99 in the JSON)\n"
+"    Per row and repetition; the table gives the median over the repetitions\n"
+"    and its 95% confidence interval.\n"
 "    throughput   acquisitions in the window per second (Macq/s)\n"
 "    acqs         acquisitions in the window: tells a collapsed lock\n"
+"    acquire      entry to acquired, per acquisition (a uniform sample of all of\n"
+"                 them), minus the cost of reading the TSC: the latency\n"
+"                 distribution (p5/p95/p99 in the JSON)\n"
+"    worst_wait   the longest entry to acquired of any acquisition of any\n"
+"                 thread (us): the exact maximum, not taken from the sample, of\n"
+"                 every acquisition entered in the window (one that completes\n"
+"                 in the drain too), so a thread kept waiting shows here\n"
+"    cpu_per_acq  CPU time of the row's threads per acquisition (ns): each\n"
+"                 thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID) from the\n"
+"                 opening of the window to its exit, summed, over all the\n"
+"                 acquisitions; what spinning waiters burn and sleeping ones\n"
+"                 do not.  Per thread rather than the process's clock: GNU\n"
+"                 OpenMP's idle team threads spin for a while after an omp-*\n"
+"                 row, and the process clock would bill that to the next row\n"
 "    jain         Jain's fairness index of the per-thread acquisitions,\n"
 "                 (sum x)^2 / (T sum x^2): 1 = even, 1/T = one thread had them all\n"
-"    min_max      fewest / most acquisitions of any thread\n"
+"    min_max      fewest / most acquisitions of any thread (0 = one starved)\n"
 "    drain        from the end of the window until the last thread left\n"
 "    first_try, after_spin, after_sleep\n"
 "                 hwsync rows, [RAINA]'s stages: % of acquisitions that succeeded\n"
@@ -744,7 +772,34 @@ static const struct bench_exp locks_exp = {
 "    row (\"wait\" slices from entry to acquired, \"hold\" slices while held;\n"
 "    one process per row, one track per thread), [RAINA] Figs. 28-30.\n"
 "\n"
-"    Oversubscribed with explicit CPUs: --cpus 0,1 --threads 8 --oversub 0.\n",
+"AUTO VS PEERS\n"
+"    After the rows and the skipped list comes a second table: hwsync-auto\n"
+"    against each peer that ran in the same group (the same threads on the\n"
+"    same CPUs, placement, cs and outside).  The harness runs every row once\n"
+"    per round, round-robin, so repetition r of hwsync-auto and repetition r of\n"
+"    the peer ran in the same round, a few rows apart, and share the state of\n"
+"    the machine.  Each line takes, repetition by repetition, hwsync-auto's\n"
+"    value over the peer's, and gives the median of these ratios with its 95%\n"
+"    confidence interval (order statistics; below 6 repetitions the interval\n"
+"    is [min, max]):\n"
+"    throughput_ratio    above 1: hwsync-auto acquired more often\n"
+"    worst_wait_ratio    below 1: its longest wait was shorter\n"
+"    cpu_per_acq_ratio   below 1: it burnt less CPU per acquisition\n"
+"    vs names the peer; vs=best compares with the best peer of each ratio: the\n"
+"    one with the highest median throughput, the lowest median worst_wait and\n"
+"    the lowest median cpu_per_acq over the repetitions, named in column best\n"
+"    in that order (once when one peer is best at all three).  The parameters\n"
+"    of the hwsync-auto row (kind: what auto resolved to) come along.  A group\n"
+"    without hwsync-auto or without a peer has no line; the JSON carries the\n"
+"    table as the experiment's \"summary\" (docs/bench-schema.md).\n"
+"\n"
+"EXAMPLES\n"
+"    hwsync bench locks --quick --outside 0,cs\n"
+"        (the quick rows, each also with as much work outside as inside)\n"
+"    hwsync bench locks --cs 0,1000 --outside 0,cs --impls hwsync-auto,ck-mcs\n"
+"        (hwsync-auto against one peer)\n"
+"    hwsync bench locks --cpus 0,1 --threads 8 --oversub 0\n"
+"        (oversubscribed on explicit CPUs)\n",
 	.impls = lk_impls,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",

@@ -116,11 +116,11 @@ static void exp_help(const struct bench_exp *e)
 	if (e->xopts) {
 		printf("EXPERIMENT OPTIONS\n");
 		for (unsigned i = 0; e->xopts[i].name; i++) {
-			printf("    --%s VALUE\n        %s\n        default %s", e->xopts[i].name,
-			       e->xopts[i].help, e->xopts[i].def);
-			if (e->xopts[i].quick)
-				printf(", quick %s", e->xopts[i].quick);
-			printf("\n");
+			const struct bench_xopt *x = &e->xopts[i];
+			printf("    --%s VALUE\n        %s\n", x->name, x->help);
+			if (x->def[0])   /* an empty default says so in its help */
+				printf("        default %s%s%s\n", x->def, x->quick ? ", quick " : "",
+				       x->quick ? x->quick : "");
 		}
 		printf("\n");
 	}
