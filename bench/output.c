@@ -315,6 +315,7 @@ static void write_run(struct json *j, struct bench_ctx *ctx)
 		write_row(j, ctx->cells[r], o->raw);
 	json_end_arr(j);
 	if (e->summarize) {
+		json_str(j, "summary_title", e->summary_title);
 		json_arr(j, "summary", false);
 		for (unsigned r = 0; r < ctx->nsummary; r++)
 			write_row(j, ctx->summary[r], o->raw);

@@ -1,6 +1,7 @@
 /* Running an experiment: resolve the options, let the experiment build its
  * cells, then run every cell once per repetition, round-robin (A B C A B C),
- * after the warmup rounds; print the table; keep the results for the JSON. */
+ * after the warmup rounds; let the experiment add its summary rows; print the
+ * tables; keep the results for the JSON. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
