@@ -4,14 +4,16 @@
  *
  * Every thread loops: read the TSC (entry), acquire, read the TSC (acquired),
  * CS increments of a shared volatile counter, read the TSC, release, then
- * OUTSIDE increments of a counter of its own (work between two acquisitions,
- * which decides how contended the lock is).  A row
- * runs for --duration; a thread stops entering once the window has closed, so
- * a lock that collapses (pure spinning with more threads than CPUs) costs at
- * most one more hand-over per thread: it shows as few acquisitions and a long
+ * OUTSIDE increments of a counter of its own (the work between two
+ * acquisitions, which sets how often the lock is wanted).  A row runs for
+ * --duration; a thread stops entering once the window has closed, so a lock
+ * that collapses (pure spinning with more threads than CPUs) costs at most
+ * one more hand-over per thread: it shows as few acquisitions and a long
  * drain, never as a hang.  The counter doubles as a check of mutual
- * exclusion. */
+ * exclusion.  After the run, hwsync-auto is compared with every peer of the
+ * same row parameters, repetition by repetition (lk_summarize). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -86,6 +88,8 @@ static void lk_thread_fn(void *arg, unsigned i)
 		sched_yield();   /* there may be more threads than CPUs */
 	/* relaxed: ordered by the acquire load of start above */
 	end = atomic_load_explicit(&k->gate.end, memory_order_relaxed);
+	/* this thread's CPU time, not the process's: GNU OpenMP's idle team
+	 * threads spin for a while after an omp-* row, into the next row */
 	struct timespec c0, c1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	volatile uint64_t mine = 0;     /* the work outside the lock */
@@ -180,20 +184,22 @@ static int lk_results(struct bench_cell *c, struct lk_cell *k, double joules)
 			 (unsigned long long)(total * k->cs));
 		return EPROTO;
 	}
-	double secs = (double)hws_tsc_to_ns(end - start) / 1e9;
-	bench_sample_value(c, "throughput", "Macq/s", (double)acqs / secs / 1e6);
+	double secs = (double)hws_tsc_to_ns(end - start) / 1e9, macq = (double)acqs / secs / 1e6;
+	bench_sample_value(c, "throughput", "Macq/s", macq);
 	bench_sample_value(c, "acqs", "count", (double)acqs);
 	bench_sample_value(c, "jain", "index", sq > 0 ? (double)acqs * (double)acqs /
 						 ((double)k->n * sq) : 0);
 	bench_sample_value(c, "min_max", "ratio", hi ? (double)lo / (double)hi : 0);
+	/* the exact maximum over every acquisition, not the sample's */
 	double wait_us = (double)hws_tsc_to_ns(worst > ovh ? worst - (uint64_t)ovh : 0) / 1e3;
 	bench_sample_value(c, "worst_wait", "us", wait_us);
+	/* every acquisition the CPU time paid for, the drain's too */
 	double cpu_acq = total ? (double)cpu / (double)total : NAN;
 	if (total)
 		bench_sample_value(c, "cpu_per_acq", "ns/acq", cpu_acq);
 	if (c->measuring && c->rep < k->reps) {
 		double *v = &k->per_rep[c->rep * R_N];
-		v[R_THROUGHPUT] = (double)acqs / secs / 1e6;
+		v[R_THROUGHPUT] = macq;
 		v[R_WORST_WAIT] = wait_us;
 		v[R_CPU_PER_ACQ] = cpu_acq;
 	}
@@ -428,7 +434,7 @@ static unsigned distinct(const int *cpus, unsigned n)
 }
 
 /* --cs and --outside: OUT_CS in out[] stands for "the row's cs". */
-#define OUT_CS UINT32_MAX
+#define OUT_CS UINT_MAX
 #define OUT_MAX 100000000u
 struct lk_sizes {
 	unsigned cs[16], ncs, out[16], nout;
