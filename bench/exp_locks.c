@@ -3,18 +3,24 @@
  * acquisition timelines) and [AKKAN13] Fig. 1 (throughput vs threads).
  *
  * Every thread loops: read the TSC (entry), acquire, read the TSC (acquired),
- * CS increments of a shared volatile counter, read the TSC, release.  A row
- * runs for --duration; a thread stops entering once the window has closed, so
- * a lock that collapses (pure spinning with more threads than CPUs) costs at
- * most one more hand-over per thread: it shows as few acquisitions and a long
+ * CS increments of a shared volatile counter, read the TSC, release, then
+ * OUTSIDE increments of a counter of its own (the work between two
+ * acquisitions, which sets how often the lock is wanted).  A row runs for
+ * --duration; a thread stops entering once the window has closed, so a lock
+ * that collapses (pure spinning with more threads than CPUs) costs at most
+ * one more hand-over per thread: it shows as few acquisitions and a long
  * drain, never as a hang.  The counter doubles as a check of mutual
- * exclusion. */
+ * exclusion.  After the run, hwsync-auto is compared with every peer of the
+ * same row parameters, repetition by repetition (lk_summarize). */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <hwsync/hwsync.h>
 #include "bench/energy.h"
 #include "bench/harness.h"
@@ -26,15 +32,22 @@
 struct lk_thread {
 	_Alignas(HWS_CACHELINE) uint64_t acqs;   /* acquired inside the window */
 	uint64_t total, exit_tsc, rng, seen;
+	uint64_t worst;                           /* longest entry to acquired, cycles */
+	uint64_t cpu_ns;                          /* the thread's CPU time in the row */
 	double *lat;                              /* reservoir of acquire latencies */
 	size_t nlat, cap;
 	struct chrome_trace_ev *tr;                 /* first acquisitions, when tracing */
 	size_t ntr, trcap;
 };
 
+/* What the auto-vs-peers summary compares, per measured repetition. */
+enum { R_THROUGHPUT, R_WORST_WAIT, R_CPU_PER_ACQ, R_N };
+
 struct lk_cell {
-	char impl[48], policy[96];
-	unsigned n, cs;
+	char impl[48], policy[96], placement[32];
+	unsigned n, cs, outside;
+	double *per_rep;                 /* reps x R_N values (NAN: none) */
+	unsigned reps;
 	bool stats_warmup, stats_all;
 	size_t trace_cap;                /* events a thread may record (0 = no trace) */
 	struct bench_lock *l;
@@ -75,6 +88,11 @@ static void lk_thread_fn(void *arg, unsigned i)
 		sched_yield();   /* there may be more threads than CPUs */
 	/* relaxed: ordered by the acquire load of start above */
 	end = atomic_load_explicit(&k->gate.end, memory_order_relaxed);
+	/* this thread's CPU time, not the process's: GNU OpenMP's idle team
+	 * threads spin for a while after an omp-* row, into the next row */
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	volatile uint64_t mine = 0;     /* the work outside the lock */
 
 	for (;;) {
 		uint64_t t0 = hws_tsc();
@@ -88,6 +106,7 @@ static void lk_thread_fn(void *arg, unsigned i)
 		bench_lock_release(k->l, i);
 		t->total++;
 		t->acqs += t1 < end;
+		t->worst = t1 - t0 > t->worst ? t1 - t0 : t->worst;
 		if (t->ntr < t->trcap)
 			t->tr[t->ntr++] = (struct chrome_trace_ev){ t0, t1, t2 };
 		/* reservoir sample (Algorithm R): every acquisition equally likely */
@@ -99,8 +118,12 @@ static void lk_thread_fn(void *arg, unsigned i)
 				t->lat[r] = (double)(t1 - t0);
 		}
 		t->seen++;
+		for (unsigned o = 0; o < k->outside; o++)
+			mine++;
 	}
 	t->exit_tsc = hws_tsc();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	t->cpu_ns = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec));
 }
 
 static void emit_stages(struct bench_cell *c, const struct hws_lock_stats *st)
@@ -143,13 +166,15 @@ static void free_buffers(struct lk_cell *k)
 static int lk_results(struct bench_cell *c, struct lk_cell *k, double joules)
 {
 	uint64_t start = atomic_load(&k->gate.start), end = atomic_load(&k->gate.end);
-	uint64_t acqs = 0, total = 0, lo = UINT64_MAX, hi = 0, last_exit = end;
+	uint64_t acqs = 0, total = 0, lo = UINT64_MAX, hi = 0, last_exit = end, worst = 0, cpu = 0;
 	double sq = 0, ovh = (double)bench_tsc_overhead();
 
 	for (unsigned i = 0; i < k->n; i++) {
 		struct lk_thread *t = &k->th[i];
 		acqs += t->acqs;
 		total += t->total;
+		cpu += t->cpu_ns;
+		worst = t->worst > worst ? t->worst : worst;
 		sq += (double)t->acqs * (double)t->acqs;
 		lo = t->acqs < lo ? t->acqs : lo;
 		hi = t->acqs > hi ? t->acqs : hi;
@@ -161,12 +186,25 @@ static int lk_results(struct bench_cell *c, struct lk_cell *k, double joules)
 			 (unsigned long long)(total * k->cs));
 		return EPROTO;
 	}
-	double secs = (double)hws_tsc_to_ns(end - start) / 1e9;
-	bench_sample_value(c, "throughput", "Macq/s", (double)acqs / secs / 1e6);
+	double secs = (double)hws_tsc_to_ns(end - start) / 1e9, macq = (double)acqs / secs / 1e6;
+	bench_sample_value(c, "throughput", "Macq/s", macq);
 	bench_sample_value(c, "acqs", "count", (double)acqs);
 	bench_sample_value(c, "jain", "index", sq > 0 ? (double)acqs * (double)acqs /
 						 ((double)k->n * sq) : 0);
 	bench_sample_value(c, "min_max", "ratio", hi ? (double)lo / (double)hi : 0);
+	/* the exact maximum over every acquisition, not the sample's */
+	double wait_us = (double)hws_tsc_to_ns(worst > ovh ? worst - (uint64_t)ovh : 0) / 1e3;
+	bench_sample_value(c, "worst_wait", "us", wait_us);
+	/* every acquisition the CPU time paid for, the drain's too */
+	double cpu_acq = total ? (double)cpu / (double)total : NAN;
+	if (total)
+		bench_sample_value(c, "cpu_per_acq", "ns/acq", cpu_acq);
+	if (c->measuring && c->rep < k->reps) {
+		double *v = &k->per_rep[c->rep * R_N];
+		v[R_THROUGHPUT] = macq;
+		v[R_WORST_WAIT] = wait_us;
+		v[R_CPU_PER_ACQ] = cpu_acq;
+	}
 	bench_sample_cycles(c, "drain", last_exit - end);
 	for (unsigned i = 0; i < k->n; i++)
 		for (size_t s = 0; s < k->th[i].nlat; s++) {
@@ -260,6 +298,7 @@ static void lk_cleanup(struct bench_cell *c)
 	if (k->trace_cap)
 		chrome_trace_put();
 	free(k->th);
+	free(k->per_rep);
 	free(k);
 	c->priv = NULL;
 }
@@ -269,7 +308,7 @@ struct lk_setup {
 	const char *placement;
 	unsigned n, ncpu;
 	const int *cpus;
-	unsigned cs;
+	unsigned cs, outside;
 	int stats;           /* 0 off, 1 warmup, 2 all */
 	size_t trace_events;
 };
@@ -285,6 +324,13 @@ static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *i
 	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->n = s->n;
 	k->cs = s->cs;
+	k->outside = s->outside;
+	snprintf(k->placement, sizeof k->placement, "%s", s->placement);
+	k->reps = bench_opts(ctx)->reps;
+	if (!(k->per_rep = malloc((k->reps ? k->reps : 1) * R_N * sizeof *k->per_rep)))
+		return bench_error("out of memory");
+	for (unsigned i = 0; i < k->reps * R_N; i++)
+		k->per_rep[i] = NAN;
 	k->stats_warmup = s->stats == 1 && bench_lock_is_hwsync(impl);
 	k->stats_all = s->stats == 2 && bench_lock_is_hwsync(impl);
 	if (!(k->th = aligned_alloc(HWS_CACHELINE, s->n * sizeof *k->th)))
@@ -295,11 +341,13 @@ static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *i
 		k->trace_cap = k->trace_cap ? k->trace_cap : 1;
 		chrome_trace_hold();
 	}
-	snprintf(k->label, sizeof k->label, "%s%s%s: %u threads on %u CPUs, cs %u, %s", impl,
-		 policy ? " " : "", policy ? policy : "", s->n, s->ncpu, s->cs, s->placement);
+	snprintf(k->label, sizeof k->label, "%s%s%s: %u threads on %u CPUs, cs %u, outside %u, %s",
+		 impl, policy ? " " : "", policy ? policy : "", s->n, s->ncpu, s->cs, s->outside,
+		 s->placement);
 	c->nthreads = s->n;
 	memcpy(c->cpus, s->cpus, s->n * sizeof *s->cpus);
 	bench_param_num(c, "cs", s->cs);
+	bench_param_num(c, "outside", s->outside);
 	bench_param(c, "placement", "%s", s->placement);
 	bench_param_num(c, "ncpu", s->ncpu);
 	if (resolved)
@@ -307,12 +355,13 @@ static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *i
 	return 0;
 }
 
-static bool policy_in(const char *list, const char *pol)
+/* Is NAME in the comma list LIST? */
+static bool in_list(const char *list, const char *name)
 {
-	size_t len = strlen(pol);
+	size_t len = strlen(name);
 	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
-		if (n == len && !strncmp(p, pol, n))
+		if (n == len && !strncmp(p, name, n))
 			return true;
 		p += n + (p[n] == ',');
 	}
@@ -335,7 +384,7 @@ static int lk_add_all(struct bench_ctx *ctx, const struct lk_setup *s)
 		for (unsigned p = 0; p < npol; p++) {
 			const char *pwhy = NULL;
 			const char *pol = hws && !autok ? bench_policy(ctx, p, &pwhy) : NULL;
-			if (pol && !o->policies.n && !o->quick && !policy_in(DEFAULT_POLICIES, pol))
+			if (pol && !o->policies.n && !o->quick && !in_list(DEFAULT_POLICIES, pol))
 				continue;
 			if (pwhy) {
 				bench_skip(ctx, pwhy, "hwsync locks policy %s", pol);
@@ -386,17 +435,83 @@ static unsigned distinct(const int *cpus, unsigned n)
 	return d;
 }
 
+/* --cs and --outside: OUT_CS in out[] stands for "the row's cs". */
+#define OUT_CS UINT_MAX
+#define OUT_MAX 100000000u
+struct lk_sizes {
+	unsigned cs[16], ncs, out[16], nout;
+};
+
+/* "0,cs,500": numbers (and ranges) or the word cs; 0 or EINVAL. */
+static int parse_outside(const char *arg, struct lk_sizes *z)
+{
+	z->nout = 0;
+	for (const char *p = arg;;) {
+		size_t len = strcspn(p, ",");
+		unsigned v[16], n = 0;
+		char tok[32];
+		if (len >= sizeof tok)
+			return EINVAL;
+		memcpy(tok, p, len);
+		tok[len] = '\0';
+		if (!strcmp(tok, "cs"))
+			v[n++] = OUT_CS;
+		else if (bench_parse_ulist(tok, v, 16, &n))
+			return EINVAL;
+		for (unsigned i = 0; i < n; i++) {
+			bool dup = false;
+			for (unsigned j = 0; j < z->nout; j++)
+				dup |= z->out[j] == v[i];
+			if (v[i] != OUT_CS && v[i] > OUT_MAX)
+				return EINVAL;
+			if (!dup && z->nout == 16)
+				return EINVAL;
+			if (!dup)
+				z->out[z->nout++] = v[i];
+		}
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+/* Every critical section x work outside for one thread configuration. */
+static int lk_add_sizes(struct bench_ctx *ctx, struct lk_setup *s, const struct lk_sizes *z)
+{
+	int rc;
+	for (unsigned i = 0; i < z->ncs; i++) {
+		unsigned done[16], ndone = 0;
+		s->cs = z->cs[i];
+		for (unsigned j = 0; j < z->nout; j++) {
+			bool dup = false;
+			s->outside = z->out[j] == OUT_CS ? z->cs[i] : z->out[j];
+			for (unsigned q = 0; q < ndone; q++)
+				dup |= done[q] == s->outside;   /* 0,cs with cs 0 */
+			if (dup)
+				continue;
+			done[ndone++] = s->outside;
+			if ((rc = lk_add_all(ctx, s)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
 static int lk_setup(struct bench_ctx *ctx)
 {
 	const struct bench_list *pl = bench_placements(ctx);
-	unsigned cs[16], ncs, ov, one, nth, tev;
+	unsigned ov, one, nth, tev;
+	struct lk_sizes z;
 	const unsigned *threads = bench_threads(ctx, &nth);
 	const char *stages = bench_xopt(ctx, "stages"), *trace = bench_xopt(ctx, "trace"), *why;
 	struct lk_setup s = { 0 };
 	int rc;
 
-	if (bench_parse_ulist(bench_xopt(ctx, "cs"), cs, 16, &ncs))
+	if (bench_parse_ulist(bench_xopt(ctx, "cs"), z.cs, 16, &z.ncs))
 		return bench_error("locks: --cs takes a list of increment counts, e.g. 100,1000");
+	if (parse_outside(bench_xopt(ctx, "outside"), &z))
+		return bench_error("locks: --outside takes a list of increment counts up to %u "
+				   "and the word cs (= the row's --cs), e.g. 0,cs", OUT_MAX);
 	if (bench_parse_ulist(bench_xopt(ctx, "oversub"), &ov, 1, &one) || ov > 64)
 		return bench_error("locks: --oversub takes one number 0..64 (0 = no such rows)");
 	if (bench_parse_ulist(bench_xopt(ctx, "trace-events"), &tev, 1, &one) || !tev ||
@@ -437,11 +552,8 @@ static int lk_setup(struct bench_ctx *ctx)
 			s.n = threads[t];
 			s.cpus = cpus;
 			s.ncpu = distinct(cpus, s.n);
-			for (unsigned i = 0; i < ncs; i++) {
-				s.cs = cs[i];
-				if ((rc = lk_add_all(ctx, &s)))
-					return rc;
-			}
+			if ((rc = lk_add_sizes(ctx, &s, &z)))
+				return rc;
 		}
 		unsigned m = gone || !ov ? 0 : max_cpus(ctx, pl->v[p], base);
 		if (m) {   /* oversubscribed: ov threads per CPU, round-robin */
@@ -453,11 +565,8 @@ static int lk_setup(struct bench_ctx *ctx)
 			bool dup = false;
 			for (unsigned t = 0; t < nth; t++)
 				dup |= threads[t] == s.n && s.ncpu == m;
-			for (unsigned i = 0; i < ncs && !dup && s.n > s.ncpu; i++) {
-				s.cs = cs[i];
-				if ((rc = lk_add_all(ctx, &s)))
-					return rc;
-			}
+			if (!dup && s.n > s.ncpu && (rc = lk_add_sizes(ctx, &s, &z)))
+				return rc;
 		}
 	}
 	if (bench_energy_available(&why))
@@ -465,18 +574,126 @@ static int lk_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
+/* ---- hwsync-auto vs the peers ------------------------------------------------ */
+static const char *const ratio_name[R_N] = { "throughput_ratio", "worst_wait_ratio",
+					     "cpu_per_acq_ratio" };
+static const bool higher_better[R_N] = { true, false, false };
+
+/* Same threads on the same CPUs, placement, cs and outside. */
+static bool same_group(const struct bench_cell *a, const struct bench_cell *b)
+{
+	const struct lk_cell *x = a->priv, *y = b->priv;
+	return x->n == y->n && x->cs == y->cs && x->outside == y->outside &&
+	       !strcmp(x->placement, y->placement) &&
+	       !memcmp(a->cpus, b->cpus, x->n * sizeof *a->cpus);
+}
+
+/* Median of value m of a cell over its repetitions; NAN when it has none. */
+static double rep_median(const struct lk_cell *k, int m)
+{
+	double *v = malloc((k->reps ? k->reps : 1) * sizeof *v);
+	size_t n = 0;
+	struct bench_summary sum;
+	for (unsigned r = 0; v && r < k->reps; r++)
+		if (isfinite(k->per_rep[r * R_N + m]))
+			v[n++] = k->per_rep[r * R_N + m];
+	bench_summarize(v, n, &sum);
+	free(v);
+	return n ? sum.median : NAN;
+}
+
+/* A summary row: per repetition, auto's value over that of peer[m] (NULL:
+ * none) for each value m; the harness gives their median and CI. */
+static void ratio_row(struct bench_ctx *ctx, const struct bench_cell *a,
+		      const struct bench_cell *const peer[R_N], const char *vs, const char *best)
+{
+	const struct lk_cell *ka = a->priv;
+	struct bench_cell *r = bench_summary_row(ctx, a->impl, NULL);
+	if (!r)
+		return;
+	r->nthreads = a->nthreads;
+	memcpy(r->cpus, a->cpus, a->nthreads * sizeof *a->cpus);
+	for (unsigned i = 0; i < a->nparams; i++) {
+		if (a->param[i].num)
+			bench_param_num(r, a->param[i].key, strtod(a->param[i].val, NULL));
+		else
+			bench_param(r, a->param[i].key, "%s", a->param[i].val);
+	}
+	bench_param(r, "vs", "%s", vs);
+	if (best)
+		bench_param(r, "best", "%s", best);
+	for (int m = 0; m < R_N; m++) {
+		const struct lk_cell *kp = peer[m] ? peer[m]->priv : NULL;
+		for (unsigned rep = 0; kp && rep < ka->reps && rep < kp->reps; rep++) {
+			/* repetition rep of both ran in the same round */
+			double x = ka->per_rep[rep * R_N + m], y = kp->per_rep[rep * R_N + m];
+			if (isfinite(x) && isfinite(y) && y > 0)
+				bench_sample_value(r, ratio_name[m], "auto/peer", x / y);
+		}
+	}
+}
+
+/* For every hwsync-auto row, a row per peer of its group and one against the
+ * best peer of each value (the best median over the repetitions). */
+static void lk_summarize(struct bench_ctx *ctx)
+{
+	unsigned n;
+	struct bench_cell *const *cells = bench_cells(ctx, &n);
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_cell *a = cells[i], *best[R_N] = { NULL };
+		double bestv[R_N] = { 0 };
+		if (strcmp(a->impl, "hwsync-auto"))
+			continue;
+		for (unsigned j = 0; j < n; j++) {
+			const struct bench_cell *p = cells[j];
+			if (!in_list(BENCH_LOCK_PEERS, p->impl) || !same_group(a, p))
+				continue;
+			const struct bench_cell *all[R_N] = { p, p, p };
+			ratio_row(ctx, a, all, p->impl, NULL);
+			for (int m = 0; m < R_N; m++) {
+				double v = rep_median(p->priv, m);
+				if (isnan(v) || (best[m] && (higher_better[m] ? v <= bestv[m]
+									     : v >= bestv[m])))
+					continue;
+				best[m] = p;
+				bestv[m] = v;
+			}
+		}
+		if (!best[R_THROUGHPUT] && !best[R_WORST_WAIT] && !best[R_CPU_PER_ACQ])
+			continue;   /* no peer in this group */
+		char names[160];   /* peer names are short: fits a parameter (64) */
+		const char *nm[R_N];
+		for (int m = 0; m < R_N; m++)
+			nm[m] = best[m] ? best[m]->impl : "-";
+		if (!strcmp(nm[0], nm[1]) && !strcmp(nm[0], nm[2]))
+			snprintf(names, sizeof names, "%s", nm[0]);
+		else
+			snprintf(names, sizeof names, "%s/%s/%s", nm[0], nm[1], nm[2]);
+		ratio_row(ctx, a, best, "best", names);
+	}
+}
+
 static const struct bench_xopt lk_xopts[] = {
-	{ "cs", "100,1000,10000", "100",
-	  "critical sections: volatile increments of a shared counter while holding the lock" },
+	{ "cs", "0,100,1000,10000", "100",
+	  "critical sections: a list of counts of volatile increments of a shared\n"
+	  "        counter while holding the lock (0: acquire and release only)" },
+	{ "outside", "0", NULL,
+	  "work outside the lock: volatile increments of a counter of the thread's\n"
+	  "        own between the release and the next acquire, in the units of --cs;\n"
+	  "        a list of numbers and the word cs (as long as the row's critical\n"
+	  "        section), e.g. 0,cs,1000" },
 	{ "oversub", "4", NULL,
-	  "also run OVERSUB threads per CPU of each placement, round-robin (e.g. 8 threads on\n"
-	  "        2 CPUs); 0 = no oversubscribed rows" },
+	  "also run OVERSUB threads per CPU of each placement, round-robin (e.g. 8\n"
+	  "        threads on 2 CPUs); 0 = no oversubscribed rows" },
 	{ "stages", "warmup", NULL,
-	  "stage counters of the hwsync rows: off, warmup (counted in the warmup rounds so the\n"
-	  "        measured rounds run uninstrumented), all (counted in every round)" },
+	  "stage counters of the hwsync rows: off, warmup (counted in the warmup\n"
+	  "        rounds so the measured rounds run uninstrumented), all (counted in\n"
+	  "        every round)" },
 	{ "trace", "", NULL,
-	  "write the acquisition timeline of the first measured repetition of every row to\n"
-	  "        FILE as Chrome trace-event JSON (open in https://ui.perfetto.dev)" },
+	  "write the acquisition timeline of the first measured repetition of every\n"
+	  "        row to this file as Chrome trace-event JSON (open it in\n"
+	  "        https://ui.perfetto.dev); default: no trace" },
 	{ "trace-events", "2000", NULL, "events per row in the --trace file (two per acquisition)" },
 	{ NULL, NULL, NULL, NULL },
 };
@@ -486,20 +703,30 @@ static char lk_impls[BENCH_IMPLS_LEN] = "";
 
 static const struct bench_exp locks_exp = {
 	.name = "locks",
-	.title = "lock acquisition latency, throughput, fairness, stages, timeline",
+	.title = "lock acquisition latency, throughput, fairness, CPU cost, stages, timeline",
 	.reproduces = "[RAINA] Sec. 4.2 and Figs. 28-30; [AKKAN13] Fig. 1",
 	.help =
-"    T threads contend for one lock.  Each loops: entry (TSC), acquire, acquired\n"
-"    (TSC), a critical section of --cs volatile increments of a shared counter,\n"
-"    release; no work outside the lock, so the lock is always wanted.  A row\n"
-"    runs for --duration.  Threads stop entering when the window closes, so a\n"
-"    lock that collapses under oversubscription (a spinning waiter holds the CPU\n"
-"    the holder or the next in line needs) shows as few acquisitions and a long\n"
-"    drain instead of hanging the run.  The counter is checked against the\n"
-"    acquisitions: a lost increment is reported as an error.\n"
+"    T threads contend for one lock.  Each thread loops: entry (TSC), acquire,\n"
+"    acquired (TSC), a critical section of --cs volatile increments of a\n"
+"    shared counter, release, then --outside volatile increments of a counter\n"
+"    of its own (the work a program does between two acquisitions).  With\n"
+"    --outside 0 the lock is always wanted; the more work outside, the more\n"
+"    often a thread finds the lock free and the more often a waiter has\n"
+"    nobody to wait for, which is where spinning and sleeping waiters part.\n"
+"    --outside cs makes the work outside as long as the critical section.\n"
 "\n"
-"    Rows: thread count x critical section x placement x implementation; the\n"
-"    oversubscribed rows (--oversub) put several threads on each CPU.\n"
+"    A row runs for --duration.  Threads stop entering when the window closes,\n"
+"    so a lock that collapses under oversubscription (a spinning waiter holds\n"
+"    the CPU the holder or the next in line needs) shows as few acquisitions\n"
+"    and a long drain instead of hanging the run.  The shared counter is\n"
+"    checked against the acquisitions: a lost increment is reported as an\n"
+"    error (with --cs 0 there is no increment to check).\n"
+"\n"
+"    Rows: placement x thread count x critical section x work outside x\n"
+"    implementation.  The thread counts are --threads (default 1, 2 and N, the\n"
+"    CPUs this process may use) and, per placement, --oversub threads per CPU\n"
+"    the placement gives, placed round-robin (default 4: four times as many\n"
+"    threads as CPUs, so most waiters have no CPU of their own).\n"
 "\n"
 "    pthread-mutex     pthread_mutex_lock/unlock (glibc, default attributes)\n"
 "    pthread-spin      pthread_spin_lock/unlock (glibc)\n"
@@ -515,16 +742,30 @@ static const struct bench_exp locks_exp = {
 "                      adaptive)\n"
 "    hwsync-auto       hws_lock_create(\"auto\", NULL): the kind and policy hwsync\n"
 "                      picks for this machine (column kind)\n"
+"    The first eight are the peers that the auto-vs-peers table compares with.\n"
 "\n"
 "METRICS\n"
-"    acquire      entry to acquired, per acquisition (a uniform sample of all of\n"
-"                 them), minus the cost of reading the TSC: the latency distribution\n"
-"                 (p5/p95/p99 in the JSON)\n"
+"    Per row and repetition; the table gives the median over the repetitions\n"
+"    and its 95% confidence interval.\n"
 "    throughput   acquisitions in the window per second (Macq/s)\n"
 "    acqs         acquisitions in the window: tells a collapsed lock\n"
+"    acquire      entry to acquired, per acquisition (a uniform sample of all of\n"
+"                 them), minus the cost of reading the TSC: the latency\n"
+"                 distribution (p5/p95/p99 in the JSON)\n"
+"    worst_wait   the longest entry to acquired of any acquisition of any\n"
+"                 thread (us): the exact maximum, not taken from the sample, of\n"
+"                 every acquisition entered in the window (one that completes\n"
+"                 in the drain too), so a thread kept waiting shows here\n"
+"    cpu_per_acq  CPU time of the row's threads per acquisition (ns): each\n"
+"                 thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID) from the\n"
+"                 opening of the window to its exit, summed, over all the\n"
+"                 acquisitions; what spinning waiters burn and sleeping ones\n"
+"                 do not.  Per thread rather than the process's clock: GNU\n"
+"                 OpenMP's idle team threads spin for a while after an omp-*\n"
+"                 row, and the process clock would bill that to the next row\n"
 "    jain         Jain's fairness index of the per-thread acquisitions,\n"
 "                 (sum x)^2 / (T sum x^2): 1 = even, 1/T = one thread had them all\n"
-"    min_max      fewest / most acquisitions of any thread\n"
+"    min_max      fewest / most acquisitions of any thread (0 = one starved)\n"
 "    drain        from the end of the window until the last thread left\n"
 "    first_try, after_spin, after_sleep\n"
 "                 hwsync rows, [RAINA]'s stages: % of acquisitions that succeeded\n"
@@ -541,7 +782,34 @@ static const struct bench_exp locks_exp = {
 "    row (\"wait\" slices from entry to acquired, \"hold\" slices while held;\n"
 "    one process per row, one track per thread), [RAINA] Figs. 28-30.\n"
 "\n"
-"    Oversubscribed with explicit CPUs: --cpus 0,1 --threads 8 --oversub 0.\n",
+"AUTO VS PEERS\n"
+"    After the rows and the skipped list comes a second table: hwsync-auto\n"
+"    against each peer that ran in the same group (the same threads on the\n"
+"    same CPUs, placement, cs and outside).  The harness runs every row once\n"
+"    per round, round-robin, so repetition r of hwsync-auto and repetition r of\n"
+"    the peer ran in the same round, a few rows apart, and share the state of\n"
+"    the machine.  Each line takes, repetition by repetition, hwsync-auto's\n"
+"    value over the peer's, and gives the median of these ratios with its 95%\n"
+"    confidence interval (order statistics; below 6 repetitions the interval\n"
+"    is [min, max]):\n"
+"    throughput_ratio    above 1: hwsync-auto acquired more often\n"
+"    worst_wait_ratio    below 1: its longest wait was shorter\n"
+"    cpu_per_acq_ratio   below 1: it burnt less CPU per acquisition\n"
+"    vs names the peer; vs=best compares with the best peer of each ratio: the\n"
+"    one with the highest median throughput, the lowest median worst_wait and\n"
+"    the lowest median cpu_per_acq over the repetitions, named in column best\n"
+"    in that order (once when one peer is best at all three).  The parameters\n"
+"    of the hwsync-auto row (kind: what auto resolved to) come along.  A group\n"
+"    without hwsync-auto or without a peer has no line; the JSON carries the\n"
+"    table as the experiment's \"summary\" (docs/bench-schema.md).\n"
+"\n"
+"EXAMPLES\n"
+"    hwsync bench locks --quick --outside 0,cs\n"
+"        (the quick rows, each also with as much work outside as inside)\n"
+"    hwsync bench locks --cs 0,1000 --outside 0,cs --impls hwsync-auto,ck-mcs\n"
+"        (hwsync-auto against one peer)\n"
+"    hwsync bench locks --cpus 0,1 --threads 8 --oversub 0\n"
+"        (oversubscribed on explicit CPUs)\n",
 	.impls = lk_impls,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
@@ -552,6 +820,8 @@ static const struct bench_exp locks_exp = {
 	.setup = lk_setup,
 	.run = lk_run,
 	.cleanup = lk_cleanup,
+	.summarize = lk_summarize,
+	.summary_title = "hwsync-auto vs peers: auto / peer of the same repetition, median [95% CI]",
 };
 __attribute__((constructor)) static void lk_impls_fill(void)
 {

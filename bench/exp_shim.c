@@ -303,7 +303,9 @@ static int add_group(struct bench_ctx *ctx, const struct sh_setup *s, const stru
 	return rc;
 }
 
-/* The CPUs this process may use (or --cpus), at most max. */
+/* The CPUs this process may use (or --cpus), at most max: the first CPUs of
+ * the affinity mask, as many as hws_usable_cpus counts (a cgroup's CPU
+ * bandwidth caps them). */
 static unsigned usable_cpus(struct bench_ctx *ctx, int *cpus, unsigned max)
 {
 	const struct bench_opts *o = bench_opts(ctx);
@@ -321,6 +323,8 @@ static unsigned usable_cpus(struct bench_ctx *ctx, int *cpus, unsigned max)
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof set, &set))
 		return 0;
+	if (hws_usable_cpus() < max)
+		max = hws_usable_cpus();
 	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
@@ -519,8 +523,9 @@ static struct bench_exp shim_exp = {
 "    omp-barrier         T threads, back-to-back #pragma omp barrier; an\n"
 "                        operation is a barrier episode\n"
 "    mutex-yield         a mutex held across sched_yield() by four threads per\n"
-"                        usable CPU (the CPU affinity mask, or --cpus), unpinned:\n"
-"                        a waiter that spins takes the CPU the holder needs\n"
+"                        usable CPU (the CPU affinity mask capped by the cgroup's\n"
+"                        CPU bandwidth, or --cpus), unpinned: a waiter that spins\n"
+"                        takes the CPU the holder needs\n"
 "    startup             --starts processes per round, one after the other, that\n"
 "                        take one uncontended mutex and exit: from posix_spawn to\n"
 "                        the end of wait4\n"

@@ -73,16 +73,9 @@ int bench_error(const char *fmt, ...)
 	return 2;
 }
 
-static unsigned online_cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-		return (unsigned)CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
-}
-
-/* "1,2,4-6"; the letter N stands for the number of CPUs we may run on. */
+/* "1,2,4-6"; the letter N stands for the number of CPUs we may run on: the
+ * affinity mask capped by the cgroups' CPU bandwidth (hws_usable_cpus), so
+ * that N threads of a container given 2 CPUs of a large machine run at once. */
 int bench_parse_ulist(const char *s, unsigned *v, unsigned max, unsigned *n)
 {
 	*n = 0;
@@ -90,7 +83,7 @@ int bench_parse_ulist(const char *s, unsigned *v, unsigned max, unsigned *n)
 		char *end;
 		unsigned long a, b;
 		if (*s == 'N') {
-			a = online_cpus();
+			a = hws_usable_cpus();
 			end = (char *)s + 1;
 		} else {
 			if (*s < '0' || *s > '9')
@@ -100,7 +93,7 @@ int bench_parse_ulist(const char *s, unsigned *v, unsigned max, unsigned *n)
 		b = a;
 		if (*end == '-') {
 			if (end[1] == 'N') {
-				b = online_cpus();
+				b = hws_usable_cpus();
 				end += 2;
 			} else if (end[1] >= '0' && end[1] <= '9') {
 				b = strtoul(end + 1, &end, 10);
@@ -215,22 +208,43 @@ int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, 
 }
 
 /* ---- cells, parameters, skipped ----------------------------------------- */
-struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy)
+static struct bench_cell *cell_append(struct bench_cell ***v, unsigned *n, unsigned *cap,
+				      const char *impl, const char *policy)
 {
-	if (ctx->ncells == ctx->capcells) {
-		unsigned cap = ctx->capcells ? 2 * ctx->capcells : 16;
-		void *p = realloc(ctx->cells, cap * sizeof *ctx->cells);
+	if (*n == *cap) {
+		unsigned c = *cap ? 2 * *cap : 16;
+		void *p = realloc(*v, c * sizeof **v);
 		if (!p)
 			return NULL;
-		ctx->cells = p;
-		ctx->capcells = cap;
+		*v = p;
+		*cap = c;
 	}
 	struct bench_cell *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
 	snprintf(c->impl, sizeof c->impl, "%s", impl);
 	snprintf(c->policy, sizeof c->policy, "%s", policy ? policy : "");
-	ctx->cells[ctx->ncells++] = c;
+	(*v)[(*n)++] = c;
+	return c;
+}
+
+struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy)
+{
+	return cell_append(&ctx->cells, &ctx->ncells, &ctx->capcells, impl, policy);
+}
+
+struct bench_cell *const *bench_cells(const struct bench_ctx *ctx, unsigned *n)
+{
+	*n = ctx->ncells;
+	return ctx->cells;
+}
+
+struct bench_cell *bench_summary_row(struct bench_ctx *ctx, const char *impl, const char *policy)
+{
+	struct bench_cell *c = cell_append(&ctx->summary, &ctx->nsummary, &ctx->capsummary, impl,
+					   policy);
+	if (c)
+		c->measuring = true;   /* its samples are the summary's own */
 	return c;
 }
 

@@ -25,7 +25,7 @@
 #define BENCH_IMPLS_LEN 1024
 #define BENCH_MAX_CPUS 256
 #define BENCH_MAX_PARAMS 8
-#define BENCH_MAX_METRICS 12
+#define BENCH_MAX_METRICS 16
 
 struct bench_list {                 /* a parsed comma-separated list */
 	unsigned n;
@@ -97,6 +97,13 @@ struct bench_exp {
 	 * cell->skip (the cell is then reported as skipped). */
 	int (*run)(struct bench_ctx *ctx, struct bench_cell *cell);
 	void (*cleanup)(struct bench_cell *cell);   /* free cell->priv; may be NULL */
+	/* After the last round, with the cells that ran (bench_cells): add
+	 * summary rows (bench_summary_row) that compare cells, e.g. one cell's
+	 * value over another's of the same repetition.  They are printed as a
+	 * table of their own, headed by summary_title, and written to the JSON
+	 * as the experiment's "summary".  NULL = no summary. */
+	void (*summarize)(struct bench_ctx *ctx);
+	const char *summary_title;
 };
 
 void bench_register(const struct bench_exp *e);
@@ -164,6 +171,16 @@ void bench_sample_cycles_per(struct bench_cell *c, const char *metric, uint64_t 
 size_t bench_sample_budget(const struct bench_ctx *ctx);
 /* Cost of one hws_tsc() pair, cycles (subtract from very short intervals). */
 uint64_t bench_tsc_overhead(void);
+
+/* ---- used by summarize() ------------------------------------------------ */
+/* The cells that ran every round, in the order they ran in each round. */
+struct bench_cell *const *bench_cells(const struct bench_ctx *ctx, unsigned *n);
+/* A summary row: set nthreads, cpus and parameters as for a cell, and add
+ * its samples with bench_sample_value (every sample counts; the harness
+ * summarises them as it does a cell's: median and its 95% CI).  NULL when
+ * out of memory. */
+struct bench_cell *bench_summary_row(struct bench_ctx *ctx, const char *impl,
+				     const char *policy);
 
 /* Run fn(arg, i) on n threads pinned to cpus[i]; all start together (after a
  * start barrier) and the call returns when all are done.  0 or an errno value

@@ -21,6 +21,8 @@ struct bench_ctx {
 	char policy_store[256];
 	struct bench_cell **cells;
 	unsigned ncells, capcells;
+	struct bench_cell **summary;     /* rows added by exp->summarize */
+	unsigned nsummary, capsummary;
 	struct bench_skipped *skipped;
 	unsigned nskipped, capskipped;
 	uint64_t t_start_ns, last_progress_ns;

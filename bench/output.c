@@ -55,23 +55,23 @@ static void fmt_metric(struct bench_metric *m, char *buf, size_t len)
 }
 
 #define COLS 24
-void bench_print_table(const struct bench_ctx *ctx, FILE *f)
+/* One table: impl, policy (when any cell has one), threads, the parameters,
+ * then the metrics, each column as wide as its widest entry. */
+static void print_cells(struct bench_cell *const *cells, unsigned rows, FILE *f)
 {
-	const struct bench_exp *e = ctx->exp;
 	const char *col[COLS];
 	unsigned ncol = 0, nparam, w[COLS];
 	bool policy_col = false;
 
-	fprintf(f, "\n== %s: %s (%s) ==\n", e->name, e->title, e->reproduces);
 	col[ncol++] = "impl";
-	for (unsigned i = 0; i < ctx->ncells; i++)
-		policy_col |= ctx->cells[i]->policy[0] != 0;
+	for (unsigned i = 0; i < rows; i++)
+		policy_col |= cells[i]->policy[0] != 0;
 	if (policy_col)
 		col[ncol++] = "policy";
 	col[ncol++] = "threads";
-	for (unsigned i = 0; i < ctx->ncells; i++)
-		for (unsigned k = 0; k < ctx->cells[i]->nparams && ncol < COLS; k++) {
-			const char *key = ctx->cells[i]->param[k].key;
+	for (unsigned i = 0; i < rows; i++)
+		for (unsigned k = 0; k < cells[i]->nparams && ncol < COLS; k++) {
+			const char *key = cells[i]->param[k].key;
 			unsigned j;
 			for (j = 0; j < ncol && strcmp(col[j], key); j++)
 				;
@@ -79,9 +79,9 @@ void bench_print_table(const struct bench_ctx *ctx, FILE *f)
 				col[ncol++] = key;
 		}
 	nparam = ncol;
-	for (unsigned i = 0; i < ctx->ncells; i++)
-		for (unsigned k = 0; k < ctx->cells[i]->nmetrics && ncol < COLS; k++) {
-			const char *key = ctx->cells[i]->m[k].name;
+	for (unsigned i = 0; i < rows; i++)
+		for (unsigned k = 0; k < cells[i]->nmetrics && ncol < COLS; k++) {
+			const char *key = cells[i]->m[k].name;
 			unsigned j;
 			for (j = nparam; j < ncol && strcmp(col[j], key); j++)
 				;
@@ -89,14 +89,13 @@ void bench_print_table(const struct bench_ctx *ctx, FILE *f)
 				col[ncol++] = key;
 		}
 	/* cell text, then widths */
-	unsigned rows = ctx->ncells;
 	char (*txt)[COLS][64] = calloc(rows ? rows : 1, sizeof *txt);
 	if (!txt)
 		return;
 	for (unsigned c = 0; c < ncol; c++)
 		w[c] = (unsigned)strlen(col[c]);
 	for (unsigned r = 0; r < rows; r++) {
-		struct bench_cell *cell = ctx->cells[r];
+		struct bench_cell *cell = cells[r];
 		for (unsigned c = 0; c < ncol; c++) {
 			char *t = txt[r][c];
 			strcpy(t, "-");
@@ -121,11 +120,24 @@ void bench_print_table(const struct bench_ctx *ctx, FILE *f)
 	for (unsigned r = 0; r < rows; r++)
 		for (unsigned c = 0; c < ncol; c++)
 			fprintf(f, "%-*s%s", (int)w[c], txt[r][c], c + 1 < ncol ? "  " : "\n");
-	if (rows)
+	free(txt);
+}
+
+void bench_print_table(const struct bench_ctx *ctx, FILE *f)
+{
+	const struct bench_exp *e = ctx->exp;
+
+	fprintf(f, "\n== %s: %s (%s) ==\n", e->name, e->title, e->reproduces);
+	print_cells(ctx->cells, ctx->ncells, f);
+	if (ctx->ncells)
 		fprintf(f, "(median [95%% CI of the median]; p5/p95/p99 and cycles in the JSON)\n");
 	for (unsigned i = 0; i < ctx->nskipped; i++)
 		fprintf(f, "skipped: %s: %s\n", ctx->skipped[i].what, ctx->skipped[i].reason);
-	free(txt);
+	if (ctx->nsummary) {
+		fprintf(f, "\n-- %s: %s --\n", e->name, e->summary_title ? e->summary_title : "summary");
+		print_cells(ctx->summary, ctx->nsummary, f);
+		fprintf(f, "(median [95%% CI of the median] over the repetitions)\n");
+	}
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -254,6 +266,27 @@ static void write_metric(struct json *j, struct bench_metric *m, bool raw)
 	json_end_obj(j);
 }
 
+static void write_row(struct json *j, struct bench_cell *c, bool raw)
+{
+	json_obj(j, NULL, false);
+	json_str(j, "impl", c->impl);
+	json_str(j, "policy", c->policy[0] ? c->policy : NULL);
+	json_int(j, "threads", c->nthreads);
+	json_arr(j, "cpus", true);
+	for (unsigned i = 0; i < c->nthreads; i++)
+		json_int(j, NULL, c->cpus[i]);
+	json_end_arr(j);
+	for (unsigned k = 0; k < c->nparams; k++) {
+		if (c->param[k].num)
+			json_num(j, c->param[k].key, strtod(c->param[k].val, NULL));
+		else
+			json_str(j, c->param[k].key, c->param[k].val);
+	}
+	for (unsigned k = 0; k < c->nmetrics; k++)
+		write_metric(j, &c->m[k], raw);
+	json_end_obj(j);
+}
+
 static void write_run(struct json *j, struct bench_ctx *ctx)
 {
 	const struct bench_exp *e = ctx->exp;
@@ -278,27 +311,16 @@ static void write_run(struct json *j, struct bench_ctx *ctx)
 		json_str(j, e->xopts[i].name, bench_xopt(ctx, e->xopts[i].name));
 	json_end_obj(j);
 	json_arr(j, "rows", false);
-	for (unsigned r = 0; r < ctx->ncells; r++) {
-		struct bench_cell *c = ctx->cells[r];
-		json_obj(j, NULL, false);
-		json_str(j, "impl", c->impl);
-		json_str(j, "policy", c->policy[0] ? c->policy : NULL);
-		json_int(j, "threads", c->nthreads);
-		json_arr(j, "cpus", true);
-		for (unsigned i = 0; i < c->nthreads; i++)
-			json_int(j, NULL, c->cpus[i]);
-		json_end_arr(j);
-		for (unsigned k = 0; k < c->nparams; k++) {
-			if (c->param[k].num)
-				json_num(j, c->param[k].key, strtod(c->param[k].val, NULL));
-			else
-				json_str(j, c->param[k].key, c->param[k].val);
-		}
-		for (unsigned k = 0; k < c->nmetrics; k++)
-			write_metric(j, &c->m[k], o->raw);
-		json_end_obj(j);
-	}
+	for (unsigned r = 0; r < ctx->ncells; r++)
+		write_row(j, ctx->cells[r], o->raw);
 	json_end_arr(j);
+	if (e->summarize) {
+		json_str(j, "summary_title", e->summary_title);
+		json_arr(j, "summary", false);
+		for (unsigned r = 0; r < ctx->nsummary; r++)
+			write_row(j, ctx->summary[r], o->raw);
+		json_end_arr(j);
+	}
 	json_arr(j, "skipped", false);
 	for (unsigned i = 0; i < ctx->nskipped; i++) {
 		json_obj(j, NULL, true);

@@ -1,6 +1,7 @@
 /* Running an experiment: resolve the options, let the experiment build its
  * cells, then run every cell once per repetition, round-robin (A B C A B C),
- * after the warmup rounds; print the table; keep the results for the JSON. */
+ * after the warmup rounds; let the experiment add its summary rows; print the
+ * tables; keep the results for the JSON. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,6 +48,10 @@ struct bench_session *bench_session_new(int argc, char **argv)
 	struct bench_session *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
+	/* Read (and cache) the CPUs this process may use while this thread
+	 * still has the process's mask: an OpenMP team pins its master, which is
+	 * this thread, and a lock may first ask from a pinned thread. */
+	(void)hws_usable_cpus();
 	size_t len = 0;
 	for (int i = 0; i < argc && len < sizeof s->cmdline; i++)
 		len += (size_t)snprintf(s->cmdline + len, sizeof s->cmdline - len, "%s%s",
@@ -66,6 +71,12 @@ void bench_ctx_free(struct bench_ctx *ctx)
 			free(c->m[m].s);
 		free(c);
 	}
+	for (unsigned i = 0; i < ctx->nsummary; i++) {
+		for (unsigned m = 0; m < ctx->summary[i]->nmetrics; m++)
+			free(ctx->summary[i]->m[m].s);
+		free(ctx->summary[i]);
+	}
+	free(ctx->summary);
 	free(ctx->cells);
 	free(ctx->skipped);
 	free(ctx);
@@ -229,6 +240,8 @@ int bench_session_run(struct bench_session *s, const struct bench_exp *e,
 		free(c);
 	}
 	ctx->ncells = kept;
+	if (e->summarize)
+		e->summarize(ctx);
 	bench_print_table(ctx, stdout);
 	p = realloc(s->runs, (s->nruns + 1) * sizeof *s->runs);
 	if (!p) {

@@ -46,7 +46,9 @@ static const char help_head[] =
 "    --cpus LIST       explicit CPUs (e.g. 0,2-3); thread i runs on the i-th,\n"
 "                      round-robin when there are more threads than CPUs.\n"
 "                      Replaces --placement.\n"
-"    --threads LIST    thread counts, e.g. 1,2,4 or 1-4 (N = CPUs available)\n"
+"    --threads LIST    thread counts, e.g. 1,2,4 or 1-4 (N = the CPUs this\n"
+"                      process may use: its affinity mask, capped by its\n"
+"                      cgroup's CPU bandwidth)\n"
 "    --policies LIST   wait policies for the hwsync rows (wait-policy specs,\n"
 "                      e.g. futex,pause,'backoff:max=4096'); default: every\n"
 "                      policy, the unavailable ones listed as skipped\n"
@@ -114,11 +116,11 @@ static void exp_help(const struct bench_exp *e)
 	if (e->xopts) {
 		printf("EXPERIMENT OPTIONS\n");
 		for (unsigned i = 0; e->xopts[i].name; i++) {
-			printf("    --%s VALUE\n        %s\n        default %s", e->xopts[i].name,
-			       e->xopts[i].help, e->xopts[i].def);
-			if (e->xopts[i].quick)
-				printf(", quick %s", e->xopts[i].quick);
-			printf("\n");
+			const struct bench_xopt *x = &e->xopts[i];
+			printf("    --%s VALUE\n        %s\n", x->name, x->help);
+			if (x->def[0])   /* an empty default says so in its help */
+				printf("        default %s%s%s\n", x->def, x->quick ? ", quick " : "",
+				       x->quick ? x->quick : "");
 		}
 		printf("\n");
 	}

@@ -185,8 +185,10 @@ uint64_t hws_ns_to_tsc(uint64_t ns);
 unsigned hws_usable_cpus(void);
 unsigned hws_usable_cpus_refresh(void);
 /* The cgroup part alone: the smallest ceil(quota / period) of the cgroups
- * named in SELF_CGROUP (a /proc/PID/cgroup file) and their ancestors, under
- * the cgroup file system mounted at MOUNT; 0 = no limit found. */
+ * named in SELF_CGROUP (a /proc/PID/cgroup file) and their ancestors up to
+ * the root of the mount, under the cgroup file system mounted at MOUNT
+ * (v2: MOUNT/PATH/cpu.max; v1: MOUNT/CONTROLLERS/PATH/cpu.cfs_quota_us and
+ * cpu.cfs_period_us, else MOUNT/cpu/PATH/...); 0 = no limit found. */
 unsigned hws_cgroup_cpu_limit(const char *mount, const char *self_cgroup);
 
 /* Detail of the last error in this thread, for any hws_ call that failed. */

@@ -7,7 +7,11 @@
  *
  * Read once per process (hws_usable_cpus) because a lock asks on its slow
  * path; hws_usable_cpus_refresh re-reads, for a program that changes its
- * affinity and for tests.  cgroup v1 (cpu.cfs_quota_us) is read too. */
+ * affinity and for tests.  cgroup v1 (cpu.cfs_quota_us) is read too.
+ *
+ * The walk includes the root of the mount: in a container without its own
+ * cgroup namespace, /proc/self/cgroup names the host's path while the
+ * container's own cgroup (and its limit) is mounted as the root. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdatomic.h>
@@ -15,6 +19,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <hwsync/arch.h>
 
 static unsigned affinity_cpus(void)
@@ -30,7 +35,7 @@ static unsigned affinity_cpus(void)
  * the file is missing or says "max" / -1. */
 static unsigned quota_cpus_v2(const char *dir)
 {
-	char path[4400], q[32];
+	char path[8480], q[32];
 	unsigned long long quota, period;
 	snprintf(path, sizeof path, "%s/cpu.max", dir);
 	FILE *f = fopen(path, "re");
@@ -45,7 +50,7 @@ static unsigned quota_cpus_v2(const char *dir)
 
 static unsigned quota_cpus_v1(const char *dir)
 {
-	char path[4400];
+	char path[8480];
 	long long quota = -1, period = 0;
 	snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
 	FILE *f = fopen(path, "re");
@@ -65,9 +70,20 @@ static unsigned quota_cpus_v1(const char *dir)
 	return (unsigned)((quota + period - 1) / period) ?: 1;
 }
 
+/* Where the v1 hierarchy holding the cpu controller is: a directory named
+ * after the controllers it was mounted with ("cpu,cpuacct"), which most
+ * distributions also link as "cpu"; either name may be the only one. */
+static void v1_base(char *base, size_t len, const char *mount, const char *ctrls)
+{
+	struct stat st;
+	snprintf(base, len, "%s/%s", mount, ctrls);
+	if (stat(base, &st) || !S_ISDIR(st.st_mode))
+		snprintf(base, len, "%s/cpu", mount);
+}
+
 unsigned hws_cgroup_cpu_limit(const char *mount, const char *self_cgroup)
 {
-	char line[4096], dir[4352];
+	char line[4096], base[4352], dir[8448];
 	unsigned best = 0;
 	FILE *f = fopen(self_cgroup, "re");
 	if (!f)
@@ -78,22 +94,29 @@ unsigned hws_cgroup_cpu_limit(const char *mount, const char *self_cgroup)
 		if (!c2)
 			continue;
 		*c2 = '\0';
-		char *ctrl = c1 + 1, *path = c2 + 1;
+		char *ctrl = c1 + 1, *path = c2 + 1, ctrls[256];
 		path[strcspn(path, "\n")] = '\0';
+		snprintf(ctrls, sizeof ctrls, "%s", ctrl);   /* strtok_r cuts ctrl */
 		bool v2 = !*ctrl, v1 = false;
 		for (char *save, *t = strtok_r(ctrl, ",", &save); t; t = strtok_r(NULL, ",", &save))
 			v1 |= !strcmp(t, "cpu");
 		if (!v2 && !v1)
 			continue;
-		/* This cgroup and each one above it, up to the root. */
+		if (v2)
+			snprintf(base, sizeof base, "%s", mount);
+		else
+			v1_base(base, sizeof base, mount, ctrls);
+		/* This cgroup and each one above it, the mount's root last. */
+		size_t len = strlen(path);
+		while (len && path[len - 1] == '/')
+			path[--len] = '\0';
 		for (;;) {
-			snprintf(dir, sizeof dir, "%s%s%s", mount, v2 ? "" : "/cpu",
-				 strcmp(path, "/") ? path : "");
+			snprintf(dir, sizeof dir, "%s%s", base, path);
 			unsigned n = v2 ? quota_cpus_v2(dir) : quota_cpus_v1(dir);
 			if (n && (!best || n < best))
 				best = n;
 			char *slash = strrchr(path, '/');
-			if (!slash || slash == path)
+			if (!slash)
 				break;
 			*slash = '\0';
 		}

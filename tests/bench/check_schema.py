@@ -70,6 +70,19 @@ def validate(d, want=None, min_rows=1):
                 err(f"{where}: no metrics")
             for k, v in metrics.items():
                 check_metric(f"{where} {k}", v, raw)
+        # optional: rows an experiment computed from other rows after the run
+        if "summary" in e:
+            if not isinstance(e["summary"], list) or not isinstance(e.get("summary_title"), str):
+                err(f"{e['name']}: summary is not a list with a summary_title")
+        for i, r in enumerate(e.get("summary", [])):
+            where = f"{e['name']} summary row {i}"
+            if not isinstance(r.get("impl"), str) or "policy" not in r:
+                err(f"{where}: impl/policy")
+            if not isinstance(r.get("threads"), int) or len(r.get("cpus", [])) != r["threads"]:
+                err(f"{where}: threads/cpus")
+            for k, v in r.items():
+                if isinstance(v, dict):
+                    check_metric(f"{where} {k}", v, raw)
         for s in e["skipped"]:
             if set(s) != {"what", "reason"} or not s["what"] or not s["reason"]:
                 err(f"{e['name']}: bad skipped entry {s}")

@@ -5,6 +5,9 @@ set -u
 
 expect_help locks
 expect_error locks --cs 10,x
+expect_error locks --outside x
+expect_error locks --outside 0,,cs
+expect_error locks --outside 200000000
 expect_error locks --oversub 1000
 expect_error locks --stages sometimes
 expect_error locks --trace-events 0
@@ -20,10 +23,62 @@ expect_error locks --threads 0
 grep -q '^== locks' "$T/stdout" || fail "no table"
 # hwsync rows carry the stage breakdown (counted in the warmup round)
 "$PY" "$CHECK" "$T/r.json" --exp locks --min-rows 8 \
-	--impl pthread-mutex:acquire,throughput,acqs,jain,min_max,drain \
+	--impl pthread-mutex:acquire,throughput,acqs,jain,min_max,drain,worst_wait,cpu_per_acq \
 	--impl hwsync-mcs:acquire,throughput,first_try,after_spin,after_sleep,syscalls,max_spins \
 	--impl hwsync-auto:throughput,first_try \
 	--trace "$T/trace.json" --trace-max 40 || fail "locks JSON/trace"
+grep -q '^-- locks: hwsync-auto vs peers' "$T/stdout" || fail "no auto-vs-peers table"
+"$PY" - "$T/r.json" <<'PY' || fail "auto-vs-peers summary"
+import json, sys
+e = json.load(open(sys.argv[1]))["experiments"][0]
+peers = {"pthread-mutex", "pthread-spin", "omp-lock", "omp-critical", "ck-ticket", "ck-clh"}
+ran = {r["impl"] for r in e["rows"]} & peers
+vs = {}
+for s in e["summary"]:
+    assert s["impl"] == "hwsync-auto" and s["outside"] == 0 and s["cs"] == 10, s
+    vs.setdefault(s["threads"], set()).add(s["vs"])
+    for m in ("throughput_ratio", "worst_wait_ratio", "cpu_per_acq_ratio"):
+        assert s[m]["n"] == 2 and s[m]["unit"] == "auto/peer", (m, s[m])
+# one line per peer that ran, and one against the best, for 1 and 2 threads
+assert vs == {1: ran | {"best"}, 2: ran | {"best"}}, (vs, ran)
+PY
+
+# --outside: numbers and "cs" (0,cs with cs 0 is one row); with one repetition
+# each summary ratio is exactly auto's value over the peer's
+"$HWSYNC" bench locks --reps 1 --warmup 0 --duration 5ms --cs 0,10 --outside 0,cs,7 \
+	--threads 2 --cpus 0 --oversub 0 --stages off --impls pthread-mutex,ck-ticket,hwsync-auto \
+	--out "$T/x.json" >"$T/stdout" 2>"$T/stderr" || { cat "$T/stderr" >&2; fail "--outside run"; }
+"$PY" "$CHECK" "$T/x.json" --exp locks --impl ck-ticket:worst_wait,cpu_per_acq || fail "--outside JSON"
+"$PY" - "$T/x.json" <<'PY' || fail "--outside rows or ratios"
+import json, sys
+e = json.load(open(sys.argv[1]))["experiments"][0]
+keys = sorted({(r["cs"], r["outside"]) for r in e["rows"]})
+assert keys == [(0, 0), (0, 7), (10, 0), (10, 7), (10, 10)], keys
+assert e["params"]["outside"] == "0,cs,7"
+rows = {(r["impl"], r["cs"], r["outside"]): r for r in e["rows"]}
+metric = {"throughput_ratio": "throughput", "worst_wait_ratio": "worst_wait",
+          "cpu_per_acq_ratio": "cpu_per_acq"}
+higher = {"throughput": True, "worst_wait": False, "cpu_per_acq": False}
+lines = 0
+for s in e["summary"]:
+    k = (s["cs"], s["outside"])
+    auto = rows[("hwsync-auto",) + k]
+    if s["vs"] == "best":
+        names = s["best"].split("/")
+        names = names * 3 if len(names) == 1 else names
+        for name, (rm, m) in zip(names, metric.items()):
+            cand = [rows[(p,) + k][m]["median"] for p in ("pthread-mutex", "ck-ticket")]
+            want = max(cand) if higher[m] else min(cand)
+            assert rows[(name,) + k][m]["median"] == want, (s, m)
+    else:
+        names = [s["vs"]] * 3
+    for name, (rm, m) in zip(names, metric.items()):
+        want = auto[m]["median"] / rows[(name,) + k][m]["median"]
+        got = s[rm]["median"]
+        assert abs(got - want) <= 1e-6 * abs(want), (s["vs"], k, rm, got, want)
+    lines += 1
+assert lines == 5 * 3, lines
+PY
 
 # oversubscribed: 4 threads on one CPU, spin locks included, bounded in time
 start=$(date +%s)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hwsync report renders a small results file into PNGs, report.md and
-# report.html that carry the machine and the skipped list; it rejects files
-# that are not bench results with one line.  Skips (77) without matplotlib.
+# report.html that carry the machine, the skipped list and an experiment's
+# summary table; it rejects files that are not bench results with one line.
+# Skips (77) without matplotlib.
 set -euo pipefail
 hws=$1 src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -18,6 +19,13 @@ done
 grep -q "## Machine" "$tmp/rep/report.md" || { echo "FAIL: no machine section"; exit 1; }
 grep -q "skipped: " "$tmp/rep/report.md" || { echo "FAIL: no skipped list"; exit 1; }
 grep -q "best peer" "$tmp/rep/report.md" || { echo "FAIL: no ratio column"; exit 1; }
+# locks: the summary table (hwsync-auto / peer) after the rows
+"$hws" bench locks --cs 10 --threads 2 --cpus 0 --oversub 0 --stages off \
+  --impls pthread-mutex,hwsync-auto --reps 2 --warmup 0 --duration 5ms --out "$tmp/l.json" >/dev/null
+"$hws" report "$tmp/l.json" -o "$tmp/lrep" >/dev/null
+grep -q "^Summary: hwsync-auto vs peers" "$tmp/lrep/report.md" &&
+  grep -q "^| hwsync-auto | - | 2 | 10 | 0 | .* | best | pthread-mutex | .* auto/peer" "$tmp/lrep/report.md" ||
+  { echo "FAIL: no locks summary table"; exit 1; }
 # shim: the paired ratios per pattern, as a plot and a table (when the shim is built)
 "$hws" bench shim --patterns mutex,startup --starts 3 --reps 2 --warmup 0 --duration 5ms \
   --out "$tmp/s.json" >/dev/null

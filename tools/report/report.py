@@ -5,7 +5,8 @@ PNG plots, DIR/report.md and DIR/report.html.
     report.py RESULTS.json -o DIR
 
 Every experiment gets a table (median and 95% CI of the median per metric,
-and the ratio to the best peer in the same parameter group, computed here)
+and the ratio to the best peer in the same parameter group, computed here),
+its summary table when it has one (locks: hwsync-auto / peer per repetition)
 and one bar chart per metric; asym gets the throughput-vs-light-work curve of
 [AK08] Fig. 4, interference the slowdown per kernel of [T2SPIN] and shim
 its paired shim/native ratios per pattern.
@@ -90,8 +91,9 @@ def best_peer(rows, name):
     return best
 
 
-def table(exp):
-    rows = exp["rows"]
+def table(rows, best=True):
+    """Rows as a table: parameters, then per metric the median [95% CI] and,
+    when best, the ratio to the best peer of the same parameters."""
     pkeys = []
     mkeys = []
     for r in rows:
@@ -103,7 +105,7 @@ def table(exp):
                 mkeys.append(k)
     head = ["impl", "policy"] + pkeys
     for m in mkeys:
-        head += [m, f"{m} / best peer"]
+        head += [m, f"{m} / best peer"] if best else [m]
     body = []
     bests = {m: best_peer(rows, m) for m in mkeys}
     for r in rows:
@@ -111,10 +113,12 @@ def table(exp):
         for mk in mkeys:
             m = metrics_of(r).get(mk)
             if not m:
-                line += ["-", "-"]
+                line += ["-", "-"] if best else ["-"]
                 continue
             ci = m.get("ci95") or [None, None]
             line.append(f"{fmt(m['median'], m['unit'])} [{fmt(ci[0], m['unit'])} - {fmt(ci[1], m['unit'])}]")
+            if not best:
+                continue
             b = bests[mk].get(group_key(r))
             line.append(f"{m['median'] / b[0]:.3g}x ({b[1]})" if b and b[0] else "-")
         body.append(line)
@@ -351,12 +355,19 @@ def main():
             imgs += interference_plot(exp, a.out, plt) if exp["name"] == "interference" else []
             imgs += shim_plot(exp, a.out, plt) if exp["name"] == "shim" else []
             imgs += bar_plots(exp, a.out, plt)
-            head, body = table(exp)
-            md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            md += ["| " + " | ".join(c.replace("|", "/") for c in line) + " |" for line in body]
-            hp.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
-            hp += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in line) + "</tr>" for line in body]
-            hp.append("</table>")
+            tables = [(None, table(exp["rows"]))]
+            if exp.get("summary"):   # computed by the experiment from its rows
+                tables.append((exp.get("summary_title") or "summary",
+                               table(exp["summary"], best=False)))
+            for title, (head, body) in tables:
+                if title:
+                    md += ["", f"Summary: {title}.", ""]
+                    hp.append(f"<p>Summary: {html.escape(title)}.</p>")
+                md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                md += ["| " + " | ".join(c.replace("|", "/") for c in line) + " |" for line in body]
+                hp.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
+                hp += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in line) + "</tr>" for line in body]
+                hp.append("</table>")
         else:
             md.append("No rows ran.")
             hp.append("<p>No rows ran.</p>")
