@@ -55,6 +55,8 @@ struct waiter {
 	_Atomic uint32_t *learn;
 	const hws_wait_t *w;
 	uint64_t deadline, fair_at, spun_ns;
+	uint32_t gen0;       /* the word when we arrived: how often it changed hands since */
+	unsigned naps;       /* naps so far: each one twice as long as the last */
 	bool parked, claimant, spun, spin_failed;
 };
 
@@ -223,21 +225,19 @@ static uint32_t moved(uint32_t from, uint32_t to)
 	return (to / HWS_AUTO_GEN_ONE - from / HWS_AUTO_GEN_ONE) & 0xffffffu;
 }
 
-/* A waiter that did not spin looks at the lock for about as long as a few
- * cache misses, to tell short holds (the word moves) from a long one. */
-static uint32_t watch(struct waiter *me, uint32_t v0)
+/* A waiter that neither spun nor waited before looks at the lock for about
+ * as long as a few cache misses, to tell short holds (the word moves) from a
+ * long one; the word it saw last. */
+static uint32_t watch(struct waiter *me, uint32_t v)
 {
-	uint32_t v = v0;
-	for (unsigned i = 0; i < 32; i++) {
-		for (unsigned k = 0; k < 8; k++)
+	for (unsigned i = 0; i < 16 && !can_take(v, me->claimant); i++) {
+		for (unsigned k = 0; k < 4; k++)
 			hws_cpu_relax();
 		/* relaxed: a look; taking re-reads with a CAS. */
 		v = atomic_load_explicit(&me->c->state, memory_order_relaxed);
-		if (can_take(v, me->claimant))
-			break;
+		hws_wait_tls.polls++;
 	}
-	hws_wait_tls.polls += 32;
-	return moved(v0, v);
+	return v;
 }
 
 static bool sleeping_policy(const hws_wait_t *w)
@@ -330,23 +330,25 @@ static void keep_parked(struct waiter *me)
 }
 
 /* Nap rather than park: not claiming, a policy that sleeps, and the lock
- * changed hands at least twice while we spun or looked. */
-static bool wants_nap(const struct waiter *me, uint32_t churn)
+ * changed hands at least twice since we arrived (others keep taking it: a
+ * release is not the event we wait for). */
+static bool wants_nap(const struct waiter *me, uint32_t v)
 {
 	enum hws_auto_mode m = mode();
 	if (me->claimant || !sleeping_policy(me->w) || m == HWS_AUTO_FORCE_PARK)
 		return false;
-	return m == HWS_AUTO_FORCE_NAP || churn >= 2;
+	return m == HWS_AUTO_FORCE_NAP || moved(me->gen0, v) >= 2;
 }
 
-/* How long a nap lasts: twice the adaptive policy's spin budget, which is
- * about four futex hand-offs: long against the system call it saves the
- * lock's users, short against the fairness bound. */
-static uint64_t nap_ns(void)
+/* How long the next nap lasts: the first twice the adaptive policy's spin
+ * budget (about four futex hand-offs: long against the system call it saves
+ * the lock's users, short against the fairness bound), then doubling, so a
+ * waiter wakes a few times per fairness bound, not hundreds. */
+static uint64_t nap_ns(struct waiter *me)
 {
 	uint64_t spin_ns, pause_ns;
 	hws_adaptive_budget(&spin_ns, &pause_ns);
-	return 2 * spin_ns;
+	return 2 * spin_ns << (me->naps < 6 ? me->naps++ : 6);
 }
 
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
@@ -357,6 +359,8 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		.c = c, .learn = learn ? learn : hws_learn_slot(c), .w = w,
 		.deadline = deadline_ns,
 		.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair,
+		/* relaxed: only compared with later readings. */
+		.gen0 = atomic_load_explicit(&c->state, memory_order_relaxed),
 	};
 
 	for (;;) {
@@ -383,10 +387,11 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		uint32_t v1 = atomic_load_explicit(&c->state, memory_order_relaxed);
 		if (can_take(v1, me.claimant))
 			continue;
-		uint32_t churn = spun < 0 ? watch(&me, v1) : moved(v, v1);
+		if (spun < 0 && !me.parked && !me.naps)
+			v1 = watch(&me, v1);
 		uint64_t until = me.claimant || me.fair_at > me.deadline ? me.deadline : me.fair_at;
-		if (wants_nap(&me, churn)) {
-			uint64_t nap_end = hws_now_ns() + nap_ns();
+		if (wants_nap(&me, v1)) {
+			uint64_t nap_end = hws_now_ns() + nap_ns(&me);
 			keep_parked(&me);
 			hws_nap_until(nap_end < until ? nap_end : until);
 		} else {
