@@ -314,7 +314,7 @@ struct lk_setup {
 };
 
 static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *impl,
-		  const char *policy, const char *resolved)
+		  const char *policy)
 {
 	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct lk_cell));
 	if (!c)
@@ -350,8 +350,6 @@ static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *i
 	bench_param_num(c, "outside", s->outside);
 	bench_param(c, "placement", "%s", s->placement);
 	bench_param_num(c, "ncpu", s->ncpu);
-	if (resolved)
-		bench_param(c, "kind", "%s", resolved);
 	return 0;
 }
 
@@ -398,11 +396,8 @@ static int lk_add_all(struct bench_ctx *ctx, const struct lk_setup *s)
 					break;
 				continue;
 			}
-			char resolved[32] = "";
-			if (autok)
-				snprintf(resolved, sizeof resolved, "%s", bench_lock_resolved(l));
 			bench_lock_free(l);
-			if ((rc = lk_add(ctx, s, impl, pol, autok ? resolved : NULL)))
+			if ((rc = lk_add(ctx, s, impl, pol)))
 				return rc;
 		}
 	}
@@ -740,8 +735,8 @@ static const struct bench_exp locks_exp = {
 "                      (IMPLEMENTATIONS below); once per wait policy (default\n"
 "                      spin, pause, futex, adaptive; --quick pause, futex,\n"
 "                      adaptive)\n"
-"    hwsync-auto       hws_lock_create(\"auto\", NULL): the kind and policy hwsync\n"
-"                      picks for this machine (column kind)\n"
+"    hwsync-auto       hws_lock_create(\"auto\", NULL): the adaptive lock, with its\n"
+"                      own spinning and its default policy for sleeping (futex)\n"
 "    The first eight are the peers that the auto-vs-peers table compares with.\n"
 "\n"
 "METRICS\n"
@@ -799,7 +794,7 @@ static const struct bench_exp locks_exp = {
 "    one with the highest median throughput, the lowest median worst_wait and\n"
 "    the lowest median cpu_per_acq over the repetitions, named in column best\n"
 "    in that order (once when one peer is best at all three).  The parameters\n"
-"    of the hwsync-auto row (kind: what auto resolved to) come along.  A group\n"
+"    of the hwsync-auto row come along.  A group\n"
 "    without hwsync-auto or without a peer has no line; the JSON carries the\n"
 "    table as the experiment's \"summary\" (docs/bench-schema.md).\n"
 "\n"

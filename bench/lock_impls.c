@@ -303,14 +303,6 @@ bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st)
 	return false;
 }
 
-const char *bench_lock_resolved(struct bench_lock *l)
-{
-	if (l->kind == L_HWS)
-		return hws_lock_kind(l->hws);
-	(void)l;
-	return NULL;
-}
-
 void bench_lock_free(struct bench_lock *l)
 {
 	if (!l)

@@ -71,8 +71,6 @@ void bench_lock_acquire(struct bench_lock *l, unsigned tid);
 void bench_lock_release(struct bench_lock *l, unsigned tid);
 /* hwsync rows: the stage counters so far (true); peers: false. */
 bool bench_lock_stats(struct bench_lock *l, struct hws_lock_stats *st);
-/* hwsync rows: the kind actually used (auto resolves); peers: NULL. */
-const char *bench_lock_resolved(struct bench_lock *l);
 void bench_lock_free(struct bench_lock *l);
 /* One thread (tid 0), alone: PAIRS acquire+release pairs back to back, each
  * kind's calls in a loop of their own; TSC cycles for all of them. */
