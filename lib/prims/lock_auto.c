@@ -41,12 +41,16 @@ HWS_LOCK_OPS_INLINE(auto)
 #define BACKOFF_MAX 128u
 
 /* Learning word: bits 0-15 the moving average of spins that won, in units
- * of 64 ns; bits 16-23 how often spins failed lately (0-255). */
+ * of 64 ns; bits 16-23 how often spins failed lately (0-255); bits 24-31 how
+ * often a spinner's grace was wasted lately (the lock stayed free through
+ * it; 0-255). */
 #define AVG_UNIT_NS 64u
 #define AVG_MASK 0xffffu
 #define FAIL_SHIFT 16
 #define FAIL_SKIP 192u     /* above this a waiter parks without spinning */
 #define PROBE_EVERY 16u    /* ... but one contended acquisition in 16 spins */
+#define WASTE_SHIFT 24
+#define WASTE_SKIP 160u    /* above this spinners take a free lock at once */
 
 _Atomic int hws_auto_test_mode;
 
@@ -57,6 +61,7 @@ struct waiter {
 	uint64_t deadline, fair_at, spun_ns;
 	uint32_t gen0;       /* the word when we arrived: how often it changed hands since */
 	unsigned naps;       /* naps so far: each one twice as long as the last */
+	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant, spun, spin_failed;
 };
 
@@ -115,7 +120,11 @@ static void learned(const struct waiter *me)
 	/* relaxed: only holders write the record, and the lock orders them;
 	 * waiters read it as advice. */
 	uint32_t rec = atomic_load_explicit(me->learn, memory_order_relaxed);
-	uint32_t avg = rec & AVG_MASK, fail = rec >> FAIL_SHIFT & 0xff;
+	uint32_t avg = rec & AVG_MASK, fail = rec >> FAIL_SHIFT & 0xff, waste = rec >> WASTE_SHIFT;
+	for (uint32_t i = 0; i < me->graces_kept && waste; i++)
+		waste -= waste / 4 + (waste < 4);
+	for (uint32_t i = 0; i < me->graces_wasted && waste < 255; i++)
+		waste += (255 - waste) / 8 + (waste > 247);
 	if (me->spun && !me->spin_failed) {
 		uint64_t x = me->spun_ns / AVG_UNIT_NS;
 		x = x < AVG_MASK ? x : AVG_MASK;
@@ -123,10 +132,8 @@ static void learned(const struct waiter *me)
 		fail -= fail / 8 + (fail > 0 && fail < 8);
 	} else if (me->spin_failed) {
 		fail += (255 - fail) / 4 + (fail < 255 && fail > 251);
-	} else {
-		return;
 	}
-	atomic_store_explicit(me->learn, avg | fail << FAIL_SHIFT | (rec & 0xff000000u),
+	atomic_store_explicit(me->learn, avg | fail << FAIL_SHIFT | waste << WASTE_SHIFT,
 			      memory_order_relaxed);
 }
 
@@ -144,6 +151,57 @@ static bool take(struct waiter *me, uint32_t *v, bool spinning)
 	/* acquire: pairs with the release CAS of hws_auto_core_release. */
 	return atomic_compare_exchange_weak_explicit(&me->c->state, v, taken(me, *v, spinning),
 						     memory_order_acquire, memory_order_relaxed);
+}
+
+/* How long a spinner leaves a lock it has just seen free to the thread that
+ * released it, so that a thread coming straight back (a tight loop, a short
+ * section after a short section) keeps the lock and its cache line instead
+ * of handing both to another core.  The way from a release to the next
+ * acquire in such a loop is tens of ns; the grace is a few times that, and
+ * short against any work done between two critical sections that makes
+ * handing the lock over pay.  In relax instructions, measured once, since
+ * what a pause costs differs several-fold between processors. */
+#define GRACE_NS 200u
+
+static uint32_t grace_relaxes(void)
+{
+	static _Atomic uint32_t per_grace;
+	/* relaxed: a self-contained number; racing first callers store
+	 * similar values. */
+	uint32_t g = atomic_load_explicit(&per_grace, memory_order_relaxed);
+	if (g)
+		return g;
+	uint64_t t0 = hws_now_ns();
+	for (unsigned i = 0; i < 256; i++)
+		hws_cpu_relax();
+	uint64_t ns = hws_now_ns() - t0;
+	uint64_t n = GRACE_NS * 256ull / (ns ? ns : 1);
+	g = n < 1 ? 1 : n > 4096 ? 4096 : (uint32_t)n;
+	atomic_store_explicit(&per_grace, g, memory_order_relaxed);
+	return g;
+}
+
+/* We saw the lock free in *v: wait the grace and look again.  True when it
+ * is still free and nobody took it meanwhile (*v is the new reading).  A lock
+ * whose graces keep being wasted (its threads do not come straight back:
+ * handing it over pays) gets none, but for a probe now and then. */
+static bool after_grace(struct waiter *me, uint32_t *v)
+{
+	/* relaxed: advice, see learned(). */
+	uint32_t waste = atomic_load_explicit(me->learn, memory_order_relaxed) >> WASTE_SHIFT;
+	if (waste > WASTE_SKIP && (*v / HWS_AUTO_GEN_ONE) % 8)
+		return true;
+	for (uint32_t i = grace_relaxes(); i > 0; i--)
+		hws_cpu_relax();
+	/* relaxed: a look; take() re-checks with an acquire CAS. */
+	uint32_t again = atomic_load_explicit(&me->c->state, memory_order_relaxed);
+	bool same = can_take(again, false) && again / HWS_AUTO_GEN_ONE == *v / HWS_AUTO_GEN_ONE;
+	*v = again;
+	if (same)
+		me->graces_wasted++;
+	else
+		me->graces_kept++;
+	return same;
 }
 
 /* The spinning stage: 1 = we hold the lock, 0 = the budget ran out, -1 =
@@ -170,7 +228,12 @@ static int spin(struct waiter *me, uint64_t budget)
 		/* relaxed: a poll; take() re-checks with an acquire CAS. */
 		v = atomic_load_explicit(s, memory_order_relaxed);
 		polls++;
-		if (can_take(v, me->claimant)) {
+		if (can_take(v, me->claimant) && !me->claimant && !after_grace(me, &v)) {
+			/* The releaser came back for it: it keeps the lock and
+			 * its cache line, and we poll less often. */
+			gen = v / HWS_AUTO_GEN_ONE;
+			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
+		} else if (can_take(v, me->claimant)) {
 			if (take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
 				me->spun_ns = hws_now_ns() - t0;
@@ -351,6 +414,49 @@ static uint64_t nap_ns(struct waiter *me)
 	return 2 * spin_ns << (me->naps < 6 ? me->naps++ : 6);
 }
 
+/* How late sleeps end here (timer slack, a halted virtual CPU, a busy run
+ * queue): a decaying maximum over this process's timed sleeps. */
+static _Atomic uint64_t oversleep_ns;
+
+static void slept_until(uint64_t end)
+{
+	uint64_t now = hws_now_ns(), late = now > end ? now - end : 0;
+	/* relaxed: a self-contained estimate; a lost update only delays it. */
+	uint64_t old = atomic_load_explicit(&oversleep_ns, memory_order_relaxed);
+	atomic_store_explicit(&oversleep_ns, late > old ? late : old - old / 16,
+			      memory_order_relaxed);
+}
+
+/* A waiter stops sleeping this long before its fairness bound and spins
+ * instead, so that a late wake-up does not stretch its wait past the bound:
+ * twice the lateness seen, plus the usual timer slack, at most half the
+ * bound. */
+static uint64_t awake_margin(void)
+{
+	/* relaxed: see slept_until. */
+	uint64_t m = 100000 + 2 * atomic_load_explicit(&oversleep_ns, memory_order_relaxed);
+	return m < FAIR_NS / 2 ? m : FAIR_NS / 2;
+}
+
+/* Sleep until `end` or, for a waiter that may claim, until it should be
+ * awake: a nap when others keep taking the lock, else a park. */
+static void sleep_a_while(struct waiter *me, uint32_t v, uint64_t until)
+{
+	uint64_t end = until;
+	if (!me->claimant && me->fair_at != HWS_FOREVER && me->fair_at - awake_margin() < end)
+		end = me->fair_at - awake_margin();
+	if (wants_nap(me, v)) {
+		uint64_t nap_end = hws_now_ns() + nap_ns(me);
+		keep_parked(me);
+		hws_nap_until(nap_end < end ? nap_end : end);
+		slept_until(nap_end < end ? nap_end : end);
+	} else {
+		park(me, end);
+		if (end != HWS_FOREVER && hws_now_ns() >= end)
+			slept_until(end);
+	}
+}
+
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
 			    uint64_t deadline_ns)
 {
@@ -379,24 +485,27 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 				me.fair_at = now + FAIR_NS / 4;   /* another claim stands */
 			continue;
 		}
+		/* Near the bound, and as a claimant, a waiter with a spinner slot
+		 * stays awake: it spins up to the bound, or (claimant) for as long
+		 * as a bound, which only a long hold outlasts. */
 		uint64_t budget = spin_budget(&me, v);
+		bool awake = budget != 0 || mode() == HWS_AUTO_ADAPT;
+		if (awake && me.claimant)
+			budget = FAIR_NS;
+		else if (awake && me.fair_at != HWS_FOREVER && now + awake_margin() >= me.fair_at)
+			budget = me.fair_at - now;
 		int spun = budget ? spin(&me, budget) : -1;
 		if (spun == 1)
 			return won(&me);
 		/* relaxed: as above. */
 		uint32_t v1 = atomic_load_explicit(&c->state, memory_order_relaxed);
-		if (can_take(v1, me.claimant))
+		if (can_take(v1, me.claimant) || (spun == 0 && !me.claimant &&
+						  hws_now_ns() >= me.fair_at))
 			continue;
 		if (spun < 0 && !me.parked && !me.naps)
 			v1 = watch(&me, v1);
-		uint64_t until = me.claimant || me.fair_at > me.deadline ? me.deadline : me.fair_at;
-		if (wants_nap(&me, v1)) {
-			uint64_t nap_end = hws_now_ns() + nap_ns(&me);
-			keep_parked(&me);
-			hws_nap_until(nap_end < until ? nap_end : until);
-		} else {
-			park(&me, until);
-		}
+		sleep_a_while(&me, v1, me.claimant || me.fair_at > me.deadline ? me.deadline
+										: me.fair_at);
 	}
 }
 
