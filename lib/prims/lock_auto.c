@@ -153,6 +153,44 @@ static bool take(struct waiter *me, uint32_t *v, bool spinning)
 						     memory_order_acquire, memory_order_relaxed);
 }
 
+/* Claim the next hand-off; false when another claim stands.  Where waiters
+ * can spin, only a spinner claims (in spin()): the lock is then handed to a
+ * thread that is running, never to one that must first be woken (with more
+ * threads than CPUs that would be a convoy).  On one CPU, and when spinning
+ * is switched off, a waiter claims and sleeps in the claimant class. */
+static bool claim(struct waiter *me)
+{
+	_Atomic uint32_t *s = &me->c->state;
+	/* relaxed: the CAS re-checks. */
+	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
+	do {
+		if (v & HWS_AUTO_STARVING)
+			return false;
+		if (!(v & HWS_AUTO_LOCKED))
+			return true;   /* free: take it in the loop, no claim needed */
+		/* relaxed: the claim publishes nothing; the holder's release
+		 * reads it with its CAS. */
+	} while (!atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_STARVING,
+							memory_order_relaxed, memory_order_relaxed));
+	me->claimant = true;
+	return true;
+}
+
+/* A spinning claimant that stops spinning withdraws its claim: a claim
+ * must not keep the lock from others while its claimant sleeps. */
+static void withdraw(struct waiter *me)
+{
+	/* relaxed: as for the claim. */
+	atomic_fetch_and_explicit(&me->c->state, ~HWS_AUTO_STARVING, memory_order_relaxed);
+	me->claimant = false;
+}
+
+static bool sleeping_claims(void)
+{
+	enum hws_auto_mode m = mode();
+	return max_spinners() == 0 || m == HWS_AUTO_FORCE_PARK || m == HWS_AUTO_FORCE_NAP;
+}
+
 /* How long a spinner leaves a lock it has just seen free to the thread that
  * released it, so that a thread coming straight back (a tight loop, a short
  * section after a short section) keeps the lock and its cache line instead
@@ -271,11 +309,25 @@ static int spin(struct waiter *me, uint64_t budget)
 		} else {
 			blocked_since = 0;
 		}
-		if (now - t0 >= budget || now >= me->deadline ||
-		    (!me->claimant && now >= me->fair_at))
+		if (!me->claimant && now >= me->fair_at) {
+			uint64_t cap, pause;
+			if (claim(me) && me->claimant) {
+				/* the holder owes us its next release: wait for
+				 * it as long as a spin budget */
+				hws_adaptive_budget(&cap, &pause);
+				if (mode() == HWS_AUTO_FORCE_HANDOFF)
+					cap = FAIR_NS;   /* tests: the claim stays in view */
+				budget = now - t0 + cap;
+			} else if (!me->claimant) {
+				me->fair_at = now + FAIR_NS / 4;   /* another claim stands */
+			}
+		}
+		if (now - t0 >= budget || now >= me->deadline)
 			break;
 	}
 	hws_wait_tls.polls += polls;
+	if (me->claimant)
+		withdraw(me);
 	me->spin_failed = true;
 	/* relaxed: as for the increment. */
 	atomic_fetch_sub_explicit(s, HWS_AUTO_SPIN_ONE, memory_order_relaxed);
@@ -352,25 +404,6 @@ static int give_up(struct waiter *me)
 	if (me->parked && !(v & HWS_AUTO_LOCKED))
 		hws_futex_wake_bits(s, 1, CLASS_NORMAL | CLASS_CLAIM);
 	return ETIMEDOUT;
-}
-
-/* Claim the next hand-off; false when another claim stands. */
-static bool claim(struct waiter *me)
-{
-	_Atomic uint32_t *s = &me->c->state;
-	/* relaxed: the CAS re-checks. */
-	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
-	do {
-		if (v & HWS_AUTO_STARVING)
-			return false;
-		if (!(v & HWS_AUTO_LOCKED))
-			return true;   /* free: take it in the loop, no claim needed */
-		/* relaxed: the claim publishes nothing; the holder's release
-		 * reads it with its CAS. */
-	} while (!atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_STARVING,
-							memory_order_relaxed, memory_order_relaxed));
-	me->claimant = true;
-	return true;
 }
 
 /* A waiter that was woken may have taken the wake-up that cleared PARKED:
@@ -480,27 +513,25 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		now = hws_now_ns();
 		if (now >= me.deadline)
 			return give_up(&me);
-		if (!me.claimant && now >= me.fair_at) {
+		if (!me.claimant && now >= me.fair_at && sleeping_claims()) {
 			if (!claim(&me))
 				me.fair_at = now + FAIR_NS / 4;   /* another claim stands */
 			continue;
 		}
-		/* Near the bound, and as a claimant, a waiter with a spinner slot
-		 * stays awake: it spins up to the bound, or (claimant) for as long
-		 * as a bound, which only a long hold outlasts. */
+		/* Near the bound a waiter with a spinner slot stays awake: it
+		 * spins up to the bound and claims there (spin()). */
 		uint64_t budget = spin_budget(&me, v);
-		bool awake = budget != 0 || mode() == HWS_AUTO_ADAPT;
-		if (awake && me.claimant)
-			budget = FAIR_NS;
-		else if (awake && me.fair_at != HWS_FOREVER && now + awake_margin() >= me.fair_at)
-			budget = me.fair_at - now;
-		int spun = budget ? spin(&me, budget) : -1;
+		if (!sleeping_claims() && mode() != HWS_AUTO_FORCE_SPIN && !me.claimant &&
+		    me.fair_at != HWS_FOREVER && now + awake_margin() >= me.fair_at) {
+			uint64_t to_bound = me.fair_at > now ? me.fair_at - now : 0;
+			budget = budget > to_bound ? budget : to_bound + 1;
+		}
+		int spun = budget && !me.claimant ? spin(&me, budget) : -1;
 		if (spun == 1)
 			return won(&me);
 		/* relaxed: as above. */
 		uint32_t v1 = atomic_load_explicit(&c->state, memory_order_relaxed);
-		if (can_take(v1, me.claimant) || (spun == 0 && !me.claimant &&
-						  hws_now_ns() >= me.fair_at))
+		if (can_take(v1, me.claimant))
 			continue;
 		if (spun < 0 && !me.parked && !me.naps)
 			v1 = watch(&me, v1);
