@@ -471,15 +471,21 @@ static uint64_t awake_margin(void)
 	return m < FAIR_NS / 2 ? m : FAIR_NS / 2;
 }
 
-/* Sleep until `end` or, for a waiter that may claim, until it should be
- * awake: a nap when others keep taking the lock, else a park. */
+/* Sleep until `until` or, for a waiter that may still claim, until it should
+ * be awake: a nap when others keep taking the lock, else a park.  A waiter
+ * past its bound whose claim did not get it the lock (a long hold) parks
+ * until the release wakes it, then spins and claims again. */
 static void sleep_a_while(struct waiter *me, uint32_t v, uint64_t until)
 {
-	uint64_t end = until;
+	uint64_t now = hws_now_ns(), end = until;
+	if (!me->claimant && me->fair_at <= now) {
+		park(me, me->deadline);
+		return;
+	}
 	if (!me->claimant && me->fair_at != HWS_FOREVER && me->fair_at - awake_margin() < end)
 		end = me->fair_at - awake_margin();
 	if (wants_nap(me, v)) {
-		uint64_t nap_end = hws_now_ns() + nap_ns(me);
+		uint64_t nap_end = now + nap_ns(me);
 		keep_parked(me);
 		hws_nap_until(nap_end < end ? nap_end : end);
 		slept_until(nap_end < end ? nap_end : end);

@@ -7,6 +7,7 @@
  * and only a claim gets it the lock: hand-offs must be counted).  ctest also
  * runs it under `taskset -c 0`.  With the fairness bound switched off
  * (HWS_AUTO_FORCE_BARGE) the test fails, as it should. */
+#include <time.h>
 #include "tests/locks/lock_test.h"
 #include <hwsync/lock_auto.h>
 #include "prims/lock_auto_internal.h"
@@ -106,9 +107,42 @@ static void claim_blocks_barging(void)
 	printf("a claim stands: the releasing holder could not retake the lock\n");
 }
 
+/* Quiet: a waiter behind a long hold (100 ms, far past the bound) sleeps
+ * through most of it instead of spinning, claiming and spinning again. */
+static _Atomic int long_phase;
+static void *long_waiter(void *p)
+{
+	struct timespec c0, c1;
+	(void)p;
+	atomic_store(&long_phase, 1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	CHECK_EQ(hws_auto_acquire(&lock), 0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	return (void *)(intptr_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + c1.tv_nsec - c0.tv_nsec);
+}
+
+static void long_hold_sleeps(void)
+{
+	pthread_t th;
+	void *cpu;
+	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
+	hws_auto_init(&lock, &policy);
+	CHECK_EQ(hws_auto_acquire(&lock), 0);
+	CHECK_EQ(pthread_create(&th, NULL, long_waiter, NULL), 0);
+	while (!atomic_load(&long_phase))
+		usleep(100);
+	usleep(100000);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	CHECK_EQ(pthread_join(th, &cpu), 0);
+	printf("a 100 ms hold cost the waiter %.1f ms of CPU\n", (double)(intptr_t)cpu / 1e6);
+	CHECK((intptr_t)cpu < 50000000);
+}
+
 int main(void)
 {
 	CHECK_EQ(hws_wait_init(&policy, "futex"), 0);
+	long_hold_sleeps();
 	claim_blocks_barging();
 	CHECK_EQ(against_hog(HWS_AUTO_ADAPT, "adaptive"), 0);
 	CHECK_EQ(against_hog(HWS_AUTO_FORCE_PARK, "waiter parks"), 0);
