@@ -31,6 +31,11 @@ HWS_LOCK_OPS_INLINE(auto)
  * measurements behind the choice are in docs/locks.md. */
 #define FAIR_NS 1000000ull
 
+/* A waiter that finds every spinner slot taken doubles its bound, at most
+ * this many times (8 ms): with more threads than CPUs, what bounds a wait is
+ * mostly how long the holder and the others are preempted. */
+#define CROWD_MAX 3
+
 /* Sleeper classes of the futex bitset: a claimant sleeps apart so that the
  * release that owes it the lock wakes it and nobody else. */
 #define CLASS_NORMAL 1u
@@ -59,7 +64,9 @@ struct waiter {
 	_Atomic uint32_t *learn;
 	const hws_wait_t *w;
 	uint64_t deadline, fair_at, spun_ns;
+	uint64_t arrived;
 	uint32_t gen0;       /* the word when we arrived: how often it changed hands since */
+	unsigned crowd;      /* times no spinner slot was free: the bound doubled */
 	unsigned naps;       /* naps so far: each one twice as long as the last */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant, spun, spin_failed;
@@ -502,7 +509,7 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 	uint64_t now = hws_now_ns(), fair = fair_ns();
 	struct waiter me = {
 		.c = c, .learn = learn ? learn : hws_learn_slot(c), .w = w,
-		.deadline = deadline_ns,
+		.deadline = deadline_ns, .arrived = now,
 		.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair,
 		/* relaxed: only compared with later readings. */
 		.gen0 = atomic_load_explicit(&c->state, memory_order_relaxed),
@@ -535,6 +542,13 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		int spun = budget && !me.claimant ? spin(&me, budget) : -1;
 		if (spun == 1)
 			return won(&me);
+		if (spun < 0 && budget && me.crowd < CROWD_MAX && me.fair_at != HWS_FOREVER) {
+			/* More waiters than CPUs to spin on: a claim would hand the
+			 * lock round a crowd of sleepers.  Bound this wait later
+			 * (Malthusian: the surplus stays passive longer). */
+			me.crowd++;
+			me.fair_at = me.arrived + (fair_ns() << me.crowd);
+		}
 		/* relaxed: as above. */
 		uint32_t v1 = atomic_load_explicit(&c->state, memory_order_relaxed);
 		if (can_take(v1, me.claimant))
