@@ -51,6 +51,8 @@ static const struct pattern {
 	{ "omp-critical", K_RATE, T_OPT },
 	{ "omp-barrier", K_RATE, T_OPT },
 	{ "mutex-yield", K_RATE, T_OVERSUB },
+	{ "spin-contended", K_RATE, T_OPT },
+	{ "spin-oversub", K_RATE, T_OVERSUB },
 	{ "startup", K_START, T_ONE },
 	{ "churn", K_CHURN, T_ONE },
 };
@@ -258,7 +260,7 @@ static int add_cell(struct bench_ctx *ctx, const struct sh_setup *s, const struc
 	else
 		snprintf(k->amount, sizeof k->amount, "%llu",
 			 (unsigned long long)bench_opts(ctx)->duration_ns);
-	/* the distinct CPUs for mutex-yield (it starts 4 per CPU), else one a thread */
+	/* the distinct CPUs for the T_OVERSUB patterns (4 a CPU), else one a thread */
 	size_t len = 0;
 	unsigned ncpu = p->th == T_OVERSUB ? n / 4 : n;
 	for (unsigned i = 0; i < ncpu; i++)
@@ -526,6 +528,10 @@ static struct bench_exp shim_exp = {
 "                        usable CPU (the CPU affinity mask capped by the cgroup's\n"
 "                        CPU bandwidth, or --cpus), unpinned: a waiter that spins\n"
 "                        takes the CPU the holder needs\n"
+"    spin-contended      T threads on one pthread spin lock around one increment\n"
+"                        (the count is checked)\n"
+"    spin-oversub        the same with four threads per usable CPU, unpinned: a\n"
+"                        holder may be preempted while waiters spin\n"
 "    startup             --starts processes per round, one after the other, that\n"
 "                        take one uncontended mutex and exit: from posix_spawn to\n"
 "                        the end of wait4\n"

@@ -8,8 +8,9 @@
  *
  * AMOUNT is the run time in ns, or for `churn` the number of objects of each
  * kind.  CPUS (e.g. 0,1) are where thread i runs (the i-th, round-robin); the
- * process first restricts itself to them.  `mutex-yield` instead starts four
- * unpinned threads per CPU it may use.  On success it prints one line
+ * process first restricts itself to them.  `mutex-yield` and `spin-oversub`
+ * instead start four unpinned threads per CPU they may use.  On success it
+ * prints one line
  *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lib=FILE
  * (operations, the measured window, the process's CPU time in that window,
  * its peak resident set, threads, and the object that provides
@@ -271,6 +272,31 @@ static void mutex_yield_body(struct team *t, unsigned i)
 	atomic_fetch_add(&t->ops, n);
 }
 
+/* Threads hammering one pthread spin lock around one increment (the count is
+ * checked at the end): pinned, one a CPU (spin-contended), or four unpinned a
+ * CPU (spin-oversub), where a waiter that spins may hold the CPU a preempted
+ * holder needs. */
+struct spin_shared {
+	pthread_spinlock_t l;
+	long counter;           /* under l */
+};
+
+static void spin_body(struct team *t, unsigned i)
+{
+	struct spin_shared *s = t->arg;
+	uint64_t end = team_gate(t), n = 0;
+	(void)i;
+	do {
+		for (int b = 0; b < BATCH; b++) {
+			pthread_spin_lock(&s->l);
+			s->counter++;
+			pthread_spin_unlock(&s->l);
+		}
+		n += BATCH;
+	} while (now_ns() < end);
+	atomic_fetch_add(&t->ops, n);
+}
+
 /* ---- OpenMP ---------------------------------------------------------------- */
 #ifdef HWS_PATTERNS_OPENMP
 static void solo_omp_lock_run(uint64_t *ops, uint64_t *ns)
@@ -395,7 +421,8 @@ static const struct {
 	{ "mutex", false }, { "spin", false }, { "sem", false }, { "omp-lock", true },
 	{ "mutex-contended", false }, { "mutex-private", false }, { "sem-pingpong", false },
 	{ "omp-lock-contended", true }, { "omp-critical", true }, { "omp-barrier", true },
-	{ "mutex-yield", false }, { "startup", false }, { "churn", false },
+	{ "mutex-yield", false }, { "spin-contended", false }, { "spin-oversub", false },
+	{ "startup", false }, { "churn", false },
 };
 #define NPATTERNS (sizeof patterns / sizeof patterns[0])
 
@@ -459,6 +486,7 @@ int main(int argc, char **argv)
 	uint64_t ops = 0, ns = 0;
 	unsigned threads = 1;
 	struct team t = { .n = ncpus, .pin = true };
+	static struct spin_shared spin;
 	if (!strcmp(p, "mutex")) {
 		pin_self(0);
 		solo_mutex_run(&ops, &ns);
@@ -488,7 +516,7 @@ int main(int argc, char **argv)
 			die("sem_init", errno);
 		t.arg = &pp;
 		t.body = sem_pingpong_body;
-	} else if (!strcmp(p, "mutex-yield")) {
+	} else if (!strcmp(p, "mutex-yield") || !strcmp(p, "spin-oversub")) {
 		cpu_set_t set;
 		if (sched_getaffinity(0, sizeof set, &set))
 			die("sched_getaffinity", errno);
@@ -496,7 +524,11 @@ int main(int argc, char **argv)
 		if (t.n > MAX_THREADS)
 			t.n = MAX_THREADS;
 		t.pin = false;
-		t.body = mutex_yield_body;
+		t.body = p[0] == 'm' ? mutex_yield_body : spin_body;
+		t.arg = p[0] == 'm' ? NULL : &spin;
+	} else if (!strcmp(p, "spin-contended")) {
+		t.body = spin_body;
+		t.arg = &spin;
 	} else if (!strcmp(p, "startup")) {
 		pthread_mutex_lock(&solo_mutex);
 		pthread_mutex_unlock(&solo_mutex);
@@ -519,10 +551,17 @@ int main(int argc, char **argv)
 			"(see: hwsync-shim-patterns list)\n", p);
 		return 2;
 	}
+	if (t.arg == &spin && (rc = pthread_spin_init(&spin.l, PTHREAD_PROCESS_PRIVATE)))
+		die("pthread_spin_init", rc);
 	if (t.body) {
 		ns = team_run(&t);
 		ops = atomic_load(&t.ops);
 		threads = t.n;
+		if (t.arg == &spin && (uint64_t)spin.counter != ops) {
+			fprintf(stderr, "hwsync-shim-patterns: mutual exclusion violated (counter "
+				"%ld, expected %llu)\n", spin.counter, (unsigned long long)ops);
+			return 1;
+		}
 	}
 	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lib=%s\n",
 	       (unsigned long long)ops, (unsigned long long)ns,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "shim/shim.h"
 #include "prims/lock_ops.h"
+#include "shim/spin_wait.h"
 
 struct hws_shim_config hws_cfg;
 
@@ -57,7 +58,11 @@ static void list_str(const char *const *list, char *buf, size_t len)
 		snprintf(buf, len, "none in this build");
 }
 
-static void atfork_child(void) { hws_stats_atfork_child(); }
+static void atfork_child(void)
+{
+	hws_stats_atfork_child();
+	hws_spin_wait_atfork_child();
+}
 
 int hws_shim_configure(void)
 {
@@ -96,7 +101,8 @@ int hws_shim_configure(void)
 		return EINVAL;
 	}
 	/* Spin locks spin: a policy that may sleep is replaced by pause for them,
-	 * which also keeps process-shared spin locks working (no private futex). */
+	 * which also keeps process-shared spin locks working (no private futex).
+	 * pause and spin mean the spin lock's own backoff (spin.c). */
 	c->spin_wait = c->wait;
 	if (c->wait.kind == HWS_WAIT_FUTEX || c->wait.kind == HWS_WAIT_ADAPTIVE ||
 	    c->wait.kind == HWS_WAIT_KMWAIT)

@@ -15,7 +15,7 @@
  * natives.c (the native functions), config.c (the HWSYNC_* environment),
  * passthrough.c (messages; what went native), time.c (deadlines), then one
  * file per family of interposed functions, the lock paths (shim_lock.c),
- * stats.c and trace.c.
+ * the spin lock's waiter (spin_wait.c), stats.c and trace.c.
  */
 #ifndef HWS_PRELOAD_SHIM_H
 #define HWS_PRELOAD_SHIM_H
@@ -88,7 +88,8 @@ struct hws_shim_config {
 	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
 	char barrier_kind[32];   /* HWSYNC_BARRIER, default "central" */
 	hws_wait_t wait;         /* HWSYNC_WAIT, parsed once: every object waits with it */
-	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else pause */
+	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else
+				  * pause (pause, spin: the spin lock's own backoff) */
 	int stats, verbose, trace;
 	int instrument;          /* stats || trace: the lock paths count or record */
 	int pid;                 /* process that read the configuration */

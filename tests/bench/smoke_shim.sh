@@ -35,7 +35,7 @@ e = json.load(open(sys.argv[1]))["experiments"][0]
 reps = e["params"]["reps"]
 patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-private",
             "sem-pingpong", "omp-lock-contended", "omp-critical", "omp-barrier",
-            "mutex-yield", "startup", "churn"]
+            "mutex-yield", "spin-contended", "spin-oversub", "startup", "churn"]
 skipped = {s["what"]: s["reason"] for s in e["skipped"]}
 for p in patterns:
     rows = [r for r in e["rows"] if r["pattern"] == p]
@@ -59,9 +59,9 @@ for p in patterns:
         assert shim["added"]["n"] == reps, shim
     nat_raw = sorted(nat[main]["raw"] if main == "throughput" else nat[main]["raw_cycles"])
     assert len(nat_raw) == reps
-    if p == "mutex-yield":
+    if p in ("mutex-yield", "spin-oversub"):
         assert nat["threads"] == 4 * len(set(nat["cpus"])), nat
-    if p in ("mutex-contended", "sem-pingpong"):
+    if p in ("mutex-contended", "sem-pingpong", "spin-contended"):
         assert nat["threads"] == 2 and nat["placement"] == "core", nat
 PY
 

@@ -13,6 +13,12 @@
 #       the same output as natively, no hang, no crash
 #   test_shim_checks.sh startup HWSYNC PRELOAD CORNERS
 #       as many clone/clone3 calls as natively (strace; exit 77 without it)
+#   test_shim_checks.sh spin HWSYNC PRELOAD SPIN_CHECK
+#       pthread spin locks under several HWSYNC_WAIT policies (not per lock
+#       kind: spin locks have their own): 2 threads, 8 threads on 2 CPUs,
+#       4 threads on 1 CPU, and a shim process sharing a lock with a native
+#       one: the same exact counter as natively, within the timeout, every
+#       acquisition taken by the shim
 #
 # Every failure line names the check and the lock kind.  Exit status 0 when
 # all passed, 1 when one failed, 77 when the check cannot run here.
@@ -143,11 +149,59 @@ startup() {
   done
 }
 
+# ---- spin: exact and finishing, with CPUs to spare and without ----
+spins() {
+  local prog=$1 limit=60 cpus one two run args set want pol rc got line
+  command -v taskset > /dev/null || { echo "skip: taskset is not installed"; exit 77; }
+  cpus=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))') ||
+    { fail "cannot read the CPU affinity"; return; }
+  one=${cpus%% *}
+  two=$(awk '{ if (NF >= 2) print $1 "," $2 }' <<< "$cpus")
+  # THREADS ITERS CPUS CONTENDED: CPUS "-" = unrestricted; CONTENDED 1 = some
+  # acquisitions must have waited (spin_check holds the lock while its
+  # threads start, so the shim's waiting path must have run)
+  for run in "2 5000000 - 1" "8 1000000 ${two:-none} 1" "4 1000000 $one 1" "pshared 2000000 - 0"; do
+    read -r -a args <<< "$run"
+    set=${args[2]}
+    if [ "$set" = none ]; then
+      echo "skip: spin ${args[0]} threads on 2 CPUs: only one CPU here"; continue
+    fi
+    local pin=()
+    [ "$set" != - ] && pin=(taskset -c "$set")
+    if ! timeout $limit "${pin[@]}" "$prog" "${args[0]}" "${args[1]}" > "$tmp/native.out" 2>&1; then
+      fail "$run: native run failed"; cat "$tmp/native.out" >&2; continue
+    fi
+    # acquisitions the shim must count: every thread's and the main thread's
+    # first; the parent's alone for pshared
+    want=${args[1]}
+    [ "${args[0]}" != pshared ] && want=$(( args[0] * args[1] + 1 ))
+    for pol in adaptive delay-div yield; do
+      timeout $limit env LD_PRELOAD="$lib" HWSYNC_WAIT="$pol" HWSYNC_STATS=1 "${pin[@]}" \
+        "$prog" "${args[0]}" "${args[1]}" > "$tmp/shim.out" 2> "$tmp/shim.err"
+      rc=$?
+      line=$(grep -o 'pthread_spin *[0-9]* acquisitions, [0-9]* contended' "$tmp/shim.err")
+      got=$(awk '{ print $2 }' <<< "$line")
+      if [ $rc -ne 0 ]; then
+        fail "$run: policy $pol: $(ended $rc $limit); output:"; cat "$tmp/shim.out" "$tmp/shim.err" >&2
+      elif ! diff -u "$tmp/native.out" "$tmp/shim.out" > "$tmp/diff"; then
+        fail "$run: policy $pol: differs from glibc:"; sed 1,2d "$tmp/diff" >&2
+      elif [ "$got" != "$want" ]; then
+        fail "$run: policy $pol: the shim counted '${line:-nothing}', not $want acquisitions"
+      elif [ "${args[3]}" = 1 ] && [ "$(awk '{ print $4 }' <<< "$line")" = 0 ]; then
+        fail "$run: policy $pol: no acquisition waited ($line)"
+      else
+        pass "$run: policy $pol: $(cat "$tmp/shim.out"); $(awk '{ print $4 }' <<< "$line") contended"
+      fi
+    done
+  done
+}
+
 case $check in
   churn) churn "$@" ;;
   fork) forks "$@" ;;
   sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit) corners "$@" ;;
   startup) startup "$@" ;;
+  spin) spins "$@" ;;
   *) echo "$0: unknown check '$check'" >&2; exit 2 ;;
 esac
 [ $fails -eq 0 ] && echo "$check: all passed" || echo "$check: $fails failed"
