@@ -3,19 +3,21 @@
  *
  * A waiter goes round one loop until it holds the lock or its deadline passes:
  *   take   the lock is free and no claim stands (or the claim is ours): CAS.
- *   claim  it has waited past the fairness bound: set STARVING, so that the
- *          next release goes to it; one claim at a time.
  *   spin   if a spinner slot is free (at most usable CPUs - 1) and this lock's
  *          spins have been paying: poll read-only with a growing backoff, for
- *          the lock's learned budget.
+ *          the lock's learned budget.  A free lock is left to its releaser
+ *          for a short grace, unless this lock's graces are mostly wasted.
+ *          Past the fairness bound the spinner claims the next hand-off
+ *          (STARVING): from then on nobody else takes the free lock.
  *   nap    the lock keeps changing hands among others (short holds): sleep
  *          for a while without asking for a wake, so that the threads using
- *          the lock pay no system call for us; never past the fairness bound.
+ *          the lock pay no system call for us.
  *   park   the lock is held and not moving (a long hold): set PARKED and
- *          sleep in the kernel until the release wakes us, or until the
- *          fairness bound (we then claim).
- * The holder that took the lock after a wait updates the lock's learning
- * word; only a holder writes it, so the lock itself orders those writes.
+ *          sleep in the kernel until the release wakes us.
+ * Sleeps end early enough to spin up to the fairness bound; a waiter that
+ * finds no spinner slot (more waiters than CPUs) doubles its bound.  The
+ * holder that took the lock after a wait updates the lock's learning word;
+ * only a holder writes it, so the lock itself orders those writes.
  */
 #include <sched.h>
 #include "prims/lock_ops.h"
@@ -26,9 +28,10 @@
 HWS_LOCK_OPS_INLINE(auto)
 
 /* The fairness bound: a waiter that has waited this long claims the next
- * hand-off.  About the cost of a few futex hand-offs on a busy machine, and
- * short against the 1 ms scheduler ticks a preempted holder loses; the
- * measurements behind the choice are in docs/locks.md. */
+ * hand-off.  A latency promise, not a tuning: hundreds of futex hand-offs,
+ * so claims are rare and barging keeps its throughput, and well below the
+ * scheduler's time slices; Go's mutex switches to hand-offs at the same
+ * bound.  What it gives: docs/results (worst_wait of `hwsync bench locks`). */
 #define FAIR_NS 1000000ull
 
 /* A waiter that finds every spinner slot taken doubles its bound, at most
