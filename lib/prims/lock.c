@@ -180,10 +180,16 @@ static int counted(hws_lock_t *l, enum mode mode, uint64_t deadline_ns)
 /* relaxed: the flag only selects the counting path. */
 #define STATS_ON(l) __builtin_expect(atomic_load_explicit(&(l)->stats_on, memory_order_relaxed), 0)
 
+/* The default kind, auto, is tested first: a compare and its inlined fast
+ * path, not an indirect call (the shim does the same). */
+#define IS_AUTO(l) __builtin_expect((l)->ops == &hws_lock_ops_auto, 1)
+
 int hws_lock_acquire(hws_lock_t *l)
 {
 	if (STATS_ON(l))
 		return counted(l, ACQUIRE, HWS_FOREVER);
+	if (IS_AUTO(l))
+		return hws_auto_acquire(&l->u.autolock);
 	return l->ops->acquire(&l->u);
 }
 
@@ -191,6 +197,8 @@ int hws_lock_try(hws_lock_t *l)
 {
 	if (STATS_ON(l))
 		return counted(l, TRY, 0);
+	if (IS_AUTO(l))
+		return hws_auto_try(&l->u.autolock);
 	return l->ops->try_(&l->u);
 }
 
@@ -214,6 +222,8 @@ int hws_lock_release(hws_lock_t *l)
 			add(&l->st.syscalls, hws_wait_tls.syscalls - s0);
 		return rc;
 	}
+	if (IS_AUTO(l))
+		return hws_auto_release(&l->u.autolock);
 	return l->ops->release(&l->u);
 }
 

@@ -48,15 +48,22 @@ HWS_LOCK_OPS_INLINE(auto)
  * each time the lock went to another thread, reset when a spin starts. */
 #define BACKOFF_MAX 128u
 
-/* Learning word: bits 0-15 the moving average of spins that won, in units
- * of 64 ns; bits 16-23 how often spins failed lately (0-255); bits 24-31 how
- * often a spinner's grace was wasted lately (the lock stayed free through
- * it; 0-255). */
+/* The first look, before a waiter takes a spinner slot or reads the clock:
+ * polls 1 to 8 relax instructions apart, for 0.4-2 us (where a slot, a
+ * clock read and the write of the slot would cost more than they save). */
+#define PRESPIN_MIN_NS 400u
+#define PRESPIN_MAX_NS 2000u
+#define PRESPIN_DELAY_MAX 8u
+
+/* Learning word: bits 0-15 the moving average of how long waits took (at
+ * most the spin budget's cap), in units of 64 ns; bits 24-31 how often a
+ * spinner's grace was wasted lately (the lock stayed free through it;
+ * 0-255); bits 16-23 unused.  Waits whose average reaches 7/8 of the cap
+ * mostly outlast any spin: waiters then sleep without spinning, but for one
+ * contended acquisition in PROBE_EVERY, whose spin keeps the average honest. */
 #define AVG_UNIT_NS 64u
 #define AVG_MASK 0xffffu
-#define FAIL_SHIFT 16
-#define FAIL_SKIP 192u     /* above this a waiter parks without spinning */
-#define PROBE_EVERY 16u    /* ... but one contended acquisition in 16 spins */
+#define PROBE_EVERY 16u
 #define WASTE_SHIFT 24
 #define WASTE_SKIP 160u    /* above this spinners take a free lock at once */
 
@@ -66,13 +73,13 @@ struct waiter {
 	hws_auto_core_t *c;
 	_Atomic uint32_t *learn;
 	const hws_wait_t *w;
-	uint64_t deadline, fair_at, spun_ns;
+	uint64_t deadline, fair_at;
 	uint64_t arrived;
 	uint32_t gen0;       /* the word when we arrived: how often it changed hands since */
 	unsigned crowd;      /* times no spinner slot was free: the bound doubled */
 	unsigned naps;       /* naps so far: each one twice as long as the last */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
-	bool parked, claimant, spun, spin_failed;
+	bool parked, claimant;
 };
 
 static enum hws_auto_mode mode(void)
@@ -118,9 +125,13 @@ static uint64_t spin_budget(const struct waiter *me, uint32_t v)
 		return FAIR_NS;
 	if (mode() == HWS_AUTO_FORCE_PARK || mode() == HWS_AUTO_FORCE_NAP)
 		return 0;
-	if (rec >> FAIL_SHIFT > FAIL_SKIP && (v / HWS_AUTO_GEN_ONE) % PROBE_EVERY)
+	uint64_t avg = (rec & AVG_MASK) * AVG_UNIT_NS;
+	if (avg >= cap - cap / 8 && (v / HWS_AUTO_GEN_ONE) % PROBE_EVERY)
 		return 0;
-	uint64_t b = cap / 4 + 2ull * AVG_UNIT_NS * (rec & AVG_MASK);
+	/* At least one futex hand-off (cap is two): spinning that long is
+	 * never worse than twice the better choice in hindsight ([KARLIN91]);
+	 * longer when this lock's waits are longer, up to the cap. */
+	uint64_t b = cap / 2 + 2 * avg;
 	return b < cap ? b : cap;
 }
 
@@ -130,21 +141,26 @@ static void learned(const struct waiter *me)
 	/* relaxed: only holders write the record, and the lock orders them;
 	 * waiters read it as advice. */
 	uint32_t rec = atomic_load_explicit(me->learn, memory_order_relaxed);
-	uint32_t avg = rec & AVG_MASK, fail = rec >> FAIL_SHIFT & 0xff, waste = rec >> WASTE_SHIFT;
+	uint32_t avg = rec & AVG_MASK, waste = rec >> WASTE_SHIFT;
 	for (uint32_t i = 0; i < me->graces_kept && waste; i++)
 		waste -= waste / 4 + (waste < 4);
 	for (uint32_t i = 0; i < me->graces_wasted && waste < 255; i++)
 		waste += (255 - waste) / 8 + (waste > 247);
-	if (me->spun && !me->spin_failed) {
-		uint64_t x = me->spun_ns / AVG_UNIT_NS;
+	/* How long this wait took, capped at the spin budget's cap (a wait
+	 * that ended in the first look counts as 0): as glibc's adaptive mutex
+	 * averages the spins a wait took, failed ones too, so that a budget
+	 * that was too short grows. */
+	uint64_t x = 0;
+	if (me->arrived) {
+		uint64_t cap, pause, waited = hws_now_ns() - me->arrived;
+		hws_adaptive_budget(&cap, &pause);
+		x = (waited < cap ? waited : cap) / AVG_UNIT_NS;
 		x = x < AVG_MASK ? x : AVG_MASK;
-		avg = (uint32_t)((int64_t)avg + ((int64_t)x - (int64_t)avg) / 8);
-		fail -= fail / 8 + (fail > 0 && fail < 8);
-	} else if (me->spin_failed) {
-		fail += (255 - fail) / 4 + (fail < 255 && fail > 251);
 	}
-	atomic_store_explicit(me->learn, avg | fail << FAIL_SHIFT | waste << WASTE_SHIFT,
-			      memory_order_relaxed);
+	avg = (uint32_t)((int64_t)avg + ((int64_t)x - (int64_t)avg) / 8);
+	uint32_t now = avg | waste << WASTE_SHIFT;
+	if (now != rec)   /* no store, no traffic on the line, when nothing changed */
+		atomic_store_explicit(me->learn, now, memory_order_relaxed);
 }
 
 static int won(struct waiter *me)
@@ -271,7 +287,6 @@ static int spin(struct waiter *me, uint64_t budget)
 
 	uint64_t t0 = hws_now_ns(), now = t0, polls = 0, blocked_since = 0;
 	uint32_t delay = 1, gen = v / HWS_AUTO_GEN_ONE;
-	me->spun = true;
 	for (;;) {
 		/* relaxed: a poll; take() re-checks with an acquire CAS. */
 		v = atomic_load_explicit(s, memory_order_relaxed);
@@ -284,8 +299,6 @@ static int spin(struct waiter *me, uint64_t budget)
 		} else if (can_take(v, me->claimant)) {
 			if (take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
-				me->spun_ns = hws_now_ns() - t0;
-				me->spin_failed = false;
 				return 1;
 			}
 			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
@@ -312,8 +325,6 @@ static int spin(struct waiter *me, uint64_t budget)
 				blocked_since = now;
 			else if (now - blocked_since >= budget && take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
-				me->spun_ns = now - t0;
-				me->spin_failed = false;
 				return 1;
 			}
 		} else {
@@ -338,7 +349,6 @@ static int spin(struct waiter *me, uint64_t budget)
 	hws_wait_tls.polls += polls;
 	if (me->claimant)
 		withdraw(me);
-	me->spin_failed = true;
 	/* relaxed: as for the increment. */
 	atomic_fetch_sub_explicit(s, HWS_AUTO_SPIN_ONE, memory_order_relaxed);
 	return 0;
@@ -506,17 +516,52 @@ static void sleep_a_while(struct waiter *me, uint32_t v, uint64_t until)
 	}
 }
 
+/* Most contended acquisitions end within one critical section: wait that
+ * out first, reading the word only (no clock, no spinner slot, no write):
+ * for about twice this lock's average wait, between PRESPIN_MIN_NS and
+ * PRESPIN_MAX_NS, counted in relax instructions, with a backoff that grows
+ * while the lock goes to others.  1 = we hold the lock. */
+static int prespin(struct waiter *me)
+{
+	/* relaxed: advice, see learned(). */
+	uint64_t avg = (atomic_load_explicit(me->learn, memory_order_relaxed) & AVG_MASK) *
+		       AVG_UNIT_NS, want = 2 * avg;
+	want = want < PRESPIN_MIN_NS ? PRESPIN_MIN_NS : want > PRESPIN_MAX_NS ? PRESPIN_MAX_NS : want;
+	uint64_t relaxes = want * grace_relaxes() / GRACE_NS, spent = 0, polls = 0;
+	/* relaxed: polls; take() re-checks with an acquire CAS. */
+	uint32_t v = atomic_load_explicit(&me->c->state, memory_order_relaxed), delay = 1;
+	while (spent < relaxes) {
+		for (uint32_t i = 0; i < delay; i++)
+			hws_cpu_relax();
+		spent += delay;
+		polls++;
+		uint32_t n = atomic_load_explicit(&me->c->state, memory_order_relaxed);
+		if (can_take(n, false) && after_grace(me, &n) && take(me, &n, false)) {
+			hws_wait_tls.polls += polls;
+			return 1;
+		}
+		if ((n ^ v) / HWS_AUTO_GEN_ONE && delay < PRESPIN_DELAY_MAX)
+			delay *= 2;   /* it went to somebody else */
+		v = n;
+	}
+	hws_wait_tls.polls += polls;
+	return 0;
+}
+
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
 			    uint64_t deadline_ns)
 {
-	uint64_t now = hws_now_ns(), fair = fair_ns();
 	struct waiter me = {
 		.c = c, .learn = learn ? learn : hws_learn_slot(c), .w = w,
-		.deadline = deadline_ns, .arrived = now,
-		.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair,
+		.deadline = deadline_ns,
 		/* relaxed: only compared with later readings. */
 		.gen0 = atomic_load_explicit(&c->state, memory_order_relaxed),
 	};
+	if (mode() == HWS_AUTO_ADAPT && max_spinners() && spin_budget(&me, me.gen0) && prespin(&me))
+		return won(&me);
+	uint64_t now = hws_now_ns(), fair = fair_ns();
+	me.arrived = now;
+	me.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair;
 
 	for (;;) {
 		/* relaxed: take() carries the acquire. */
