@@ -9,6 +9,7 @@
 #include <string.h>
 #include <hwsync/hwsync.h>
 #include <hwsync/lock_1spinner.h>
+#include <hwsync/lock_auto.h>
 #include <hwsync/lock_clh.h>
 #include <hwsync/lock_mcs.h>
 #include <hwsync/lock_mutex.h>
@@ -20,9 +21,9 @@
 
 /* The kinds with a typed header: this file's own table, since each needs its
  * code below (the hwsync-typed-<kind> names are made from it). */
-enum tkind { T_TAS, T_TTAS, T_TICKET, T_MCS, T_CLH, T_1SPINNER, T_MUTEX };
+enum tkind { T_TAS, T_TTAS, T_TICKET, T_MCS, T_CLH, T_1SPINNER, T_MUTEX, T_AUTO };
 static const char *const tkind_names[] = { "tas", "ttas", "ticket", "mcs", "clh", "1spinner",
-					   "mutex", NULL };
+					   "mutex", "auto", NULL };
 #define NTKINDS (sizeof tkind_names / sizeof tkind_names[0] - 1)
 
 void bench_typed_impls(char *buf, size_t len)
@@ -41,6 +42,7 @@ struct bench_typed {
 		hws_clh_t clh;
 		hws_1spinner_t s1;
 		hws_mutex_t mutex;
+		hws_auto_t autolock;
 	} u;
 };
 
@@ -80,6 +82,7 @@ int bench_typed_new(struct bench_typed **out, const char *impl, const char *poli
 	case T_CLH: rc = hws_clh_init(&t->u.clh, &t->wait); break;
 	case T_1SPINNER: rc = hws_1spinner_init(&t->u.s1, &t->wait); break;
 	case T_MUTEX: rc = hws_mutex_init(&t->u.mutex, &t->wait); break;
+	case T_AUTO: rc = hws_auto_init(&t->u.autolock, &t->wait); break;
 	}
 	if (rc) {
 		snprintf(why, whylen, "%s", hws_last_error());
@@ -112,6 +115,7 @@ uint64_t bench_typed_pairs(struct bench_typed *t, uint64_t pairs)
 	case T_CLH: TYPED_LOOP(clh, &t->u.clh); break;
 	case T_1SPINNER: TYPED_LOOP(1spinner, &t->u.s1); break;
 	case T_MUTEX: TYPED_LOOP(mutex, &t->u.mutex); break;
+	case T_AUTO: TYPED_LOOP(auto, &t->u.autolock); break;
 	}
 	return t1 - t0;
 }
