@@ -428,21 +428,23 @@ static int give_up(struct waiter *me)
 
 /* A waiter that was woken may have taken the wake-up that cleared PARKED:
  * before it naps (where no wake reaches it) it sets PARKED again if the lock
- * is held, so that the other sleepers still get the next release's wake. */
-static void keep_parked(struct waiter *me)
+ * is held, so that the other sleepers still get the next release's wake.
+ * False when the lock is free (no nap then: the loop tries to take it). */
+static bool keep_parked(struct waiter *me)
 {
 	_Atomic uint32_t *s = &me->c->state;
-	if (!me->parked)
-		return;
 	/* relaxed: see park(). */
 	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
+	if (!me->parked)
+		return v & HWS_AUTO_LOCKED;
 	while ((v & (HWS_AUTO_LOCKED | HWS_AUTO_PARKED)) == HWS_AUTO_LOCKED &&
 	       !atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_PARKED,
 						      memory_order_relaxed, memory_order_relaxed))
 		;
 	if (!(v & HWS_AUTO_LOCKED))
-		return;   /* free: the loop takes it after the nap, or we lost a race */
+		return false;
 	me->parked = false;   /* the wake we may have taken is passed on */
+	return true;
 }
 
 /* Nap rather than park: not claiming, a policy that sleeps, and the lock
@@ -506,7 +508,8 @@ static void sleep_a_while(struct waiter *me, uint32_t v, uint64_t until)
 		end = me->fair_at - awake_margin();
 	if (wants_nap(me, v)) {
 		uint64_t nap_end = now + nap_ns(me);
-		keep_parked(me);
+		if (!keep_parked(me))
+			return;
 		hws_nap_until(nap_end < end ? nap_end : end);
 		slept_until(nap_end < end ? nap_end : end);
 	} else {
