@@ -57,6 +57,14 @@ void hws_nap_until(uint64_t deadline_ns);
  * itself); the number woken. */
 int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits);
 
+/* A learning slot (learn.c): one 32-bit word in a fixed table, chosen by a
+ * hash of addr, for what waiters learn about the object there.  Nothing is
+ * allocated and nothing is locked; starts at zero; objects whose addresses
+ * collide share a slot, so an encoding must read any value as some valid
+ * state.  Users of one object key by different bytes of it: the adaptive
+ * policy keys by the waited word's address. */
+_Atomic uint32_t *hws_learn_slot(const void *addr);
+
 /* ---- the adaptive policy's budget (adaptive_*.c) ---- */
 
 /* Load the per-machine cache (once) and choose the hardware stage: what
@@ -73,6 +81,9 @@ void hws_adaptive_budget(uint64_t *spin_ns, uint64_t *pause_ns);
 void hws_adaptive_rule(struct hws_adaptive_calibration *c);
 /* A helper-thread measurement for this process (takes precedence). */
 void hws_adaptive_use(const struct hws_adaptive_calibration *c);
+/* 1 when waits on addr through adaptive now sleep without spinning (what
+ * its learning slot says; the next one may still be a probe), else 0. */
+int hws_adaptive_skips(const void *addr);
 /* One hand-off timed on a real wake-up; a new median every 16. */
 void hws_adaptive_learn(uint64_t handoff_ns);
 void hws_adaptive_set_learned(uint64_t handoff_ns, uint64_t samples);
