@@ -239,6 +239,18 @@ static void default_budget(const char *go_spec)
 		CHECK_EQ(p[k], 0);
 }
 
+/* A thread pinned to one CPU asks first: the count is still the process's
+ * (its other threads may run elsewhere, and spinning can pay). */
+static void *pinned_asks(void *arg)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(*(int *)arg, &one);
+	CHECK_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+	*(int *)arg = (int)hws_usable_cpus_refresh();
+	return NULL;
+}
+
 /* One usable CPU: a waiter whose partner is runnable on its CPU yields to it
  * at once instead of polling with PAUSE first (which would be at least the
  * first loop's 64 reads), and long waits are learnt as on two. */
@@ -252,6 +264,13 @@ static void one_cpu(void)
 	for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
 		if (CPU_ISSET(c, &all))
 			cpu = c;
+	if (CPU_COUNT(&all) > 1) {
+		pthread_t th;
+		int arg = cpu;
+		CHECK_EQ(pthread_create(&th, NULL, pinned_asks, &arg), 0);
+		CHECK_EQ(pthread_join(th, NULL), 0);
+		CHECK(arg > 1);
+	}
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	CHECK_EQ(sched_setaffinity(0, sizeof one, &one), 0);
