@@ -41,7 +41,7 @@
  * producer, a lock held across I/O.  Every one of their waits spins the whole
  * budget in vain and then sleeps anyway.  So each waited-on address keeps a
  * score in a learning slot (learn.c), as glibc's adaptive mutex keeps a moving
- * average of its spins in each mutex [NPTL-ADAPTIVE] (there to size the spin,
+ * average of its spins in each mutex [NPTL-ADAPT] (there to size the spin,
  * here to decide whether to spin at all).  A wait's length d is counted from
  * the end of the first poll loop, and the wait scores
  *     short   ended while polling, or d <= spin: a sleeper woken that soon
@@ -52,7 +52,7 @@
  * (0..15).  From score 4 on (four long waits in a row from nothing, and in
  * the long run only while more than 4 of 5 waits are long) a wait goes to
  * sleep at once: no poll loop, no spin, no hardware stage; libomp's block
- * time of 0 [KMP-BLOCKTIME], chosen per object from its own waits rather than
+ * time of 0 [LIBOMP], chosen per object from its own waits rather than
  * set for a whole program.  [KARLIN91]'s rule bounds the loss on a wait whose
  * length is unknown; on a wait known to be long, any polling only loses (even
  * the 64 PAUSEs of the first loop cost a few us, as much as the sleep's own
