@@ -43,7 +43,8 @@
  * score in a learning slot (learn.c), as glibc's adaptive mutex keeps a moving
  * average of its spins in each mutex [NPTL-ADAPT] (there to size the spin,
  * here to decide whether to spin at all).  A wait's length d is counted from
- * the end of the first poll loop, and the wait scores
+ * the end of the first poll loop (from its start when there is none), and
+ * the wait scores
  *     short   ended while polling, or d <= spin: a sleeper woken that soon
  *             would have been caught by the spin            score - 4
  *     long    d > 2 * spin: a spin twice as long would
