@@ -45,8 +45,8 @@
  * here to decide whether to spin at all).  A wait's length d is counted from
  * the end of the first poll loop (from its start when there is none), and
  * the wait scores
- *     short   ended while polling, or d <= spin: a sleeper woken that soon
- *             would have been caught by the spin            score - 4
+ *     short   ended in the first poll loop, or d <= spin
+ *             (caught by the spin, or would have been)       score - 4
  *     long    d > 2 * spin: a spin twice as long would
  *             have failed too                                score + 1
  *     between                                                score - 1
@@ -144,7 +144,7 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 	_Atomic uint32_t *slot = hws_learn_slot(a);
 	/* relaxed: a hint, as in learn(). */
 	uint32_t seen = atomic_load_explicit(slot, memory_order_relaxed);
-	bool skip = SCORE(seen) >= SKIP_AT, probe = skip && !UNTIL(seen);
+	bool skip = SCORE(seen) >= SKIP_AT, probe = skip && !UNTIL(seen), in_spin = false;
 	enum outcome o;
 	hws_wait_t hw;
 	int rc;
@@ -199,9 +199,10 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 	}
 	hws_wait_tls.polls += polls;
 	/* acquire: pairs with the store that changed the word. */
+	rc = 0;
 	if (atomic_load_explicit(a, memory_order_acquire) != old) {
-		learn(slot, SHORT, probe);
-		return 0;
+		in_spin = true;
+		goto done;
 	}
 
 	/* Stage 2: the hardware wait, bounded by hw_ns (none on one CPU: it
@@ -224,8 +225,11 @@ done:
 	d = hws_now_ns() - start;
 	o = d <= spin_ns ? SHORT : d > 2 * spin_ns ? LONG : BETWEEN;
 	/* A wait cut short by its deadline or a signal says only that it was
-	 * at least this long. */
-	if (rc == 0 || o == LONG)
+	 * at least this long.  One that ended in the spin but long after it
+	 * should have ended was not running meanwhile (a sched_yield that gave
+	 * the CPU away, a preemption): when the word changed is unknown, and
+	 * the spin cost little CPU. */
+	if (o == LONG ? !in_spin : rc == 0)
 		learn(slot, o, probe);
 	return rc;
 }
