@@ -39,7 +39,7 @@
  * The budget is right for a wait of unknown length.  Many objects are not
  * unknown: a condvar signalled every 200us, a semaphore fed by a slow
  * producer, a lock held across I/O.  Every one of their waits spins the whole
- * budget in vain and then sleeps anyway.  So each waited-on address keeps a
+ * budget in vain and then sleeps anyway.  So each waited-on word keeps a
  * score in a learning slot (learn.c), as glibc's adaptive mutex keeps a moving
  * average of its spins in each mutex [NPTL-ADAPT] (there to size the spin,
  * here to decide whether to spin at all).  A wait's length d is counted from
@@ -120,10 +120,17 @@ static void learn(_Atomic uint32_t *slot, enum outcome o, bool probe)
 							memory_order_relaxed);
 }
 
+/* The word's slot, keyed by its second byte: the word's own address is the
+ * key of whatever owns the word (the auto lock keeps its learning there). */
+static _Atomic uint32_t *slot_of(const void *word)
+{
+	return hws_learn_slot((const char *)word + 1);
+}
+
 int hws_adaptive_skips(const void *addr)
 {
 	/* relaxed: a hint, as in learn(). */
-	uint32_t s = atomic_load_explicit(hws_learn_slot(addr), memory_order_relaxed);
+	uint32_t s = atomic_load_explicit(slot_of(addr), memory_order_relaxed);
 	return SCORE(s) >= SKIP_AT;
 }
 
@@ -141,7 +148,7 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 {
 	uint64_t start, now, polls = 0, spin_ns, pause_ns, d;
 	bool one_cpu = hws_usable_cpus() == 1, yielding = w->pause_ns == 0 || one_cpu;
-	_Atomic uint32_t *slot = hws_learn_slot(a);
+	_Atomic uint32_t *slot = slot_of(a);
 	/* relaxed: a hint, as in learn(). */
 	uint32_t seen = atomic_load_explicit(slot, memory_order_relaxed);
 	bool skip = SCORE(seen) >= SKIP_AT, probe = skip && !UNTIL(seen), in_spin = false;

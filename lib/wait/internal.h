@@ -57,14 +57,6 @@ void hws_nap_until(uint64_t deadline_ns);
  * itself); the number woken. */
 int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits);
 
-/* A learning slot (learn.c): one 32-bit word in a fixed table, chosen by a
- * hash of addr, for what waiters learn about the object there.  Nothing is
- * allocated and nothing is locked; starts at zero; objects whose addresses
- * collide share a slot, so an encoding must read any value as some valid
- * state.  Users of one object key by different bytes of it: the adaptive
- * policy keys by the waited word's address. */
-_Atomic uint32_t *hws_learn_slot(const void *addr);
-
 /* ---- the adaptive policy's budget (adaptive_*.c) ---- */
 
 /* Load the per-machine cache (once) and choose the hardware stage: what
@@ -94,7 +86,12 @@ void hws_adaptive_set_learned(uint64_t handoff_ns, uint64_t samples);
 int hws_adaptive_cache_read(struct hws_adaptive_calibration *out, char *state, size_t len);
 
 /* A 32-bit learning slot for the object at addr, from a fixed-size table
- * hashed by address (learn.c): for objects with no room of their own. */
+ * hashed by address (learn.c): for objects with no room of their own.
+ * Nothing is allocated and nothing is locked; starts at zero; objects whose
+ * addresses collide share a slot, so an encoding must read any value as
+ * some valid state.  Two users of one object key by different bytes of it:
+ * the object's own code (a lock) by its address, the adaptive wait policy
+ * by the waited word's second byte. */
 _Atomic uint32_t *hws_learn_slot(const void *addr);
 
 /* Per-thread counters the lock instrumentation reads around a wait. */

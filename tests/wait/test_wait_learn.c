@@ -199,7 +199,9 @@ static _Atomic uint32_t *word_on_new_slot(void)
 	for (; next_word < WORDS; next_word++) {
 		bool clash = false;
 		for (unsigned j = 0; j < nchosen; j++)
-			clash |= hws_learn_slot(&words[next_word]) == hws_learn_slot(chosen[j]);
+			/* adaptive keys a word's slot by its second byte */
+			clash |= hws_learn_slot((char *)&words[next_word] + 1) ==
+				 hws_learn_slot((char *)chosen[j] + 1);
 		if (!clash)
 			return chosen[nchosen++] = &words[next_word++];
 	}
