@@ -34,27 +34,30 @@ enum pthreads {
 	T_OPT,          /* each --threads count, per placement */
 	T_OVERSUB,      /* four unpinned threads per usable CPU */
 };
+enum { F_LATENCY = 1 };     /* the child reports a wake latency */
 
 static const struct pattern {
 	const char *name;
 	enum pkind kind;
 	enum pthreads th;
+	unsigned flags;
 } patterns[] = {
-	{ "mutex", K_RATE, T_ONE },
-	{ "spin", K_RATE, T_ONE },
-	{ "sem", K_RATE, T_ONE },
-	{ "omp-lock", K_RATE, T_ONE },
-	{ "mutex-contended", K_RATE, T_OPT },
-	{ "mutex-private", K_RATE, T_OPT },
-	{ "sem-pingpong", K_RATE, T_TWO },
-	{ "omp-lock-contended", K_RATE, T_OPT },
-	{ "omp-critical", K_RATE, T_OPT },
-	{ "omp-barrier", K_RATE, T_OPT },
-	{ "mutex-yield", K_RATE, T_OVERSUB },
-	{ "spin-contended", K_RATE, T_OPT },
-	{ "spin-oversub", K_RATE, T_OVERSUB },
-	{ "startup", K_START, T_ONE },
-	{ "churn", K_CHURN, T_ONE },
+	{ "mutex", K_RATE, T_ONE, 0 },
+	{ "spin", K_RATE, T_ONE, 0 },
+	{ "sem", K_RATE, T_ONE, 0 },
+	{ "omp-lock", K_RATE, T_ONE, 0 },
+	{ "mutex-contended", K_RATE, T_OPT, 0 },
+	{ "mutex-private", K_RATE, T_OPT, 0 },
+	{ "sem-pingpong", K_RATE, T_TWO, 0 },
+	{ "omp-lock-contended", K_RATE, T_OPT, 0 },
+	{ "omp-critical", K_RATE, T_OPT, 0 },
+	{ "omp-barrier", K_RATE, T_OPT, 0 },
+	{ "mutex-yield", K_RATE, T_OVERSUB, 0 },
+	{ "spin-contended", K_RATE, T_OPT, 0 },
+	{ "spin-oversub", K_RATE, T_OVERSUB, 0 },
+	{ "startup", K_START, T_ONE, 0 },
+	{ "churn", K_CHURN, T_ONE, 0 },
+	{ "cond-periodic", K_RATE, T_TWO, F_LATENCY },
 };
 #define NPATTERNS (sizeof patterns / sizeof patterns[0])
 
@@ -64,7 +67,7 @@ struct sh_pair {
 	unsigned refs;
 	unsigned round;
 	bool have;
-	double v[4];            /* throughput or time, cpu, cpu_window, rss */
+	double v[5];            /* throughput or time, cpu, cpu_window, rss, latency */
 };
 
 struct sh_cell {
@@ -81,7 +84,7 @@ struct sh_cell {
 /* What one run of a pattern did. */
 struct result {
 	struct bench_child ch;                  /* wall time, wait4's CPU time */
-	unsigned long long ops, ns, cpu_ns, rss_kib;   /* what the child printed */
+	unsigned long long ops, ns, cpu_ns, rss_kib, lat_ns;   /* what the child printed */
 	char lib[256];
 };
 
@@ -108,9 +111,11 @@ static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct result *out, 
 		return EPROTO;
 	}
 	text[first] = 0;
-	if (sscanf(text, "ops=%llu ns=%llu cpu_ns=%llu rss_kib=%llu threads=%*u lib=%255s%7s",
-		   &out->ops, &out->ns, &out->cpu_ns, &out->rss_kib, out->lib, rest) != 5 ||
-	    !out->rss_kib) {
+	if (sscanf(text, "ops=%llu ns=%llu cpu_ns=%llu rss_kib=%llu threads=%*u lat_ns=%llu "
+		   "lib=%255s%7s", &out->ops, &out->ns, &out->cpu_ns, &out->rss_kib, &out->lat_ns,
+		   out->lib, rest) != 6 || !out->rss_kib ||
+	    /* a latency exactly where the pattern measures one */
+	    !(k->p->flags & F_LATENCY) != !out->lat_ns) {
 		snprintf(why, whylen, "error: %s printed '%.120s'", k->name, text);
 		return EPROTO;
 	}
@@ -124,7 +129,7 @@ static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct result *out, 
 }
 
 /* ---- cells -------------------------------------------------------------- */
-static void sample4(struct bench_cell *c, const struct sh_cell *k, const double v[4])
+static void sample_all(struct bench_cell *c, const struct sh_cell *k, const double v[5])
 {
 	if (k->p->kind == K_RATE)
 		bench_sample_value(c, "throughput", "Mops/s", v[0]);
@@ -134,6 +139,8 @@ static void sample4(struct bench_cell *c, const struct sh_cell *k, const double 
 	if (k->p->kind != K_START)
 		bench_sample_value(c, "cpu_window", "s", v[2]);
 	bench_sample_value(c, "rss", "MiB", v[3]);
+	if (k->p->flags & F_LATENCY)
+		bench_sample_value(c, "wake_latency", "us", v[4]);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -148,7 +155,7 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 	uint64_t dur = bench_opts(ctx)->duration_ns;
 	unsigned round = k->round++;
 	struct result ch;
-	double v[4];
+	double v[5] = { 0 };
 	int rc;
 
 	if (k->p->kind == K_START) {
@@ -192,8 +199,9 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 		v[1] = ch.ch.cpu_s;
 		v[2] = (double)ch.cpu_ns / 1e9;
 		v[3] = (double)ch.rss_kib / 1024.0;
+		v[4] = (double)ch.lat_ns / 1e3;
 	}
-	sample4(c, k, v);
+	sample_all(c, k, v);
 	if (!k->shim) {
 		k->pair->round = round;
 		k->pair->have = true;
@@ -207,6 +215,8 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 		if (nv[2] > 0)
 			bench_sample_value(c, "cpu_window_ratio", "shim/native", v[2] / nv[2]);
 		bench_sample_value(c, "rss_ratio", "shim/native", v[3] / nv[3]);
+		if ((k->p->flags & F_LATENCY) && nv[4] > 0)
+			bench_sample_value(c, "latency_ratio", "shim/native", v[4] / nv[4]);
 		if (k->p->kind == K_START)
 			bench_sample_value(c, "added", "us", (v[0] - nv[0]) / 1e3);
 	}
@@ -539,6 +549,11 @@ static struct bench_exp shim_exp = {
 "                        initialised, used once (lock, signal, unlock, broadcast,\n"
 "                        post, wait) and never destroyed; the memory is freed at\n"
 "                        exit without a destroy\n"
+"    cond-periodic       two threads: one changes a predicate and signals a\n"
+"                        condition variable under its mutex every 200 us, the\n"
+"                        other waits for it; an operation is a wake-up, about\n"
+"                        5000 per second of --duration.  Each wait outlasts any\n"
+"                        spin budget: the CPU ratios show what waiting costs\n"
 "    The OpenMP patterns are skipped when hwsync-shim-patterns was built without\n"
 "    OpenMP (GNU libgomp only: the shim serves libgomp's entry points).\n"
 "\n"
@@ -580,6 +595,10 @@ static struct bench_exp shim_exp = {
 "                      round (throughput_ratio above 1 = the shim is faster,\n"
 "                      time, cpu and rss ratios above 1 = it costs more); absent\n"
 "                      when --impls leaves out native\n"
+"    wake_latency      cond-periodic: median time from the signal to the\n"
+"                      waiter holding the mutex again (us)\n"
+"    latency_ratio     cond-periodic, shim rows: wake_latency shim / native of\n"
+"                      the same round\n"
 "    added             startup, shim rows: per-process time added by the shim\n"
 "                      (us), shim minus native of the same round\n",
 	.impls = sh_impls,

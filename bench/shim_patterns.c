@@ -11,11 +11,12 @@
  * process first restricts itself to them.  `mutex-yield` and `spin-oversub`
  * instead start four unpinned threads per CPU they may use.  On success it
  * prints one line
- *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lib=FILE
+ *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lat_ns=L lib=FILE
  * (operations, the measured window, the process's CPU time in that window,
- * its peak resident set, threads, and the object that provides
- * pthread_mutex_lock: the shim or the C library, for the caller to check) and
- * exits 0; a failed check prints one line on stderr and exits 1. */
+ * its peak resident set, threads, the median wake latency where the pattern
+ * measures one (else 0), and the object that provides pthread_mutex_lock: the
+ * shim or the C library, for the caller to check) and exits 0; a failed check
+ * prints one line on stderr and exits 1. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,6 +41,7 @@ static int cpus[MAX_THREADS];
 static unsigned ncpus;
 static uint64_t run_ns;
 static uint64_t cpu0, cpu1;     /* CPU time of the process at the window's ends */
+static uint64_t lat_ns;         /* median wake latency (cond-periodic), 0 = none */
 
 static uint64_t now_ns(void)
 {
@@ -257,6 +259,70 @@ static void sem_pingpong_body(struct team *t, unsigned i)
 	atomic_fetch_add(&t->ops, n);
 }
 
+/* A consumer woken through a condition variable at a steady period: thread 1
+ * changes the predicate and signals under the mutex every PERIOD_NS (on an
+ * absolute schedule; a missed period is skipped, not made up in a burst),
+ * thread 0 waits for it.  Waits last about a period, far longer than any
+ * spin: what a waiter burns while it waits shows in the CPU time.  An
+ * operation is one wake-up that found new work; its latency runs from the
+ * signal to the consumer holding the mutex again. */
+#define PERIOD_NS 200000ull
+
+struct periodic {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	uint64_t produced, consumed;    /* under m */
+	uint64_t signalled_ns;          /* under m: when the last signal was sent */
+	bool done;                      /* under m */
+	uint64_t *lat;                  /* consumer's samples */
+	uint64_t nlat, maxlat;
+};
+
+static void cond_periodic_body(struct team *t, unsigned i)
+{
+	struct periodic *pc = t->arg;
+	uint64_t end = team_gate(t), n = 0;
+	if (i == 1) {
+		uint64_t next = now_ns() + PERIOD_NS, now;
+		do {
+			struct timespec ts = { (time_t)(next / 1000000000ull),
+					       (long)(next % 1000000000ull) };
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			now = now_ns();
+			pthread_mutex_lock(&pc->m);
+			pc->produced++;
+			pc->done = now >= end;
+			pc->signalled_ns = now_ns();
+			pthread_cond_signal(&pc->c);
+			pthread_mutex_unlock(&pc->m);
+			next += PERIOD_NS;
+			if (next < now)
+				next = now + PERIOD_NS;
+		} while (now < end);
+		return;
+	}
+	pthread_mutex_lock(&pc->m);
+	for (;;) {
+		while (pc->consumed == pc->produced && !pc->done)
+			pthread_cond_wait(&pc->c, &pc->m);
+		if (pc->consumed == pc->produced)
+			break;
+		pc->consumed = pc->produced;
+		if (pc->nlat < pc->maxlat)
+			pc->lat[pc->nlat++] = now_ns() - pc->signalled_ns;
+		n++;
+	}
+	pthread_mutex_unlock(&pc->m);
+	atomic_fetch_add(&t->ops, n);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* A lock held across sched_yield, four threads per CPU: a waiter that spins
  * takes the CPU the holder needs to get back to its unlock. */
 static void mutex_yield_body(struct team *t, unsigned i)
@@ -423,6 +489,7 @@ static const struct {
 	{ "omp-lock-contended", true }, { "omp-critical", true }, { "omp-barrier", true },
 	{ "mutex-yield", false }, { "spin-contended", false }, { "spin-oversub", false },
 	{ "startup", false }, { "churn", false },
+	{ "cond-periodic", false },
 };
 #define NPATTERNS (sizeof patterns / sizeof patterns[0])
 
@@ -516,6 +583,18 @@ int main(int argc, char **argv)
 			die("sem_init", errno);
 		t.arg = &pp;
 		t.body = sem_pingpong_body;
+	} else if (!strcmp(p, "cond-periodic")) {
+		static struct periodic pc = { .m = PTHREAD_MUTEX_INITIALIZER,
+					      .c = PTHREAD_COND_INITIALIZER };
+		if (ncpus != 2) {
+			fprintf(stderr, "hwsync-shim-patterns: cond-periodic takes 2 CPUs\n");
+			return 2;
+		}
+		pc.maxlat = amount / PERIOD_NS + 16;
+		if (!(pc.lat = malloc(pc.maxlat * sizeof *pc.lat)))
+			die("malloc", ENOMEM);
+		t.arg = &pc;
+		t.body = cond_periodic_body;
 	} else if (!strcmp(p, "mutex-yield") || !strcmp(p, "spin-oversub")) {
 		cpu_set_t set;
 		if (sched_getaffinity(0, sizeof set, &set))
@@ -562,9 +641,15 @@ int main(int argc, char **argv)
 				"%ld, expected %llu)\n", spin.counter, (unsigned long long)ops);
 			return 1;
 		}
+		if (t.body == cond_periodic_body) {
+			struct periodic *pc = t.arg;
+			qsort(pc->lat, pc->nlat, sizeof *pc->lat, cmp_u64);
+			lat_ns = pc->nlat ? pc->lat[pc->nlat / 2] : 0;
+		}
 	}
-	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lib=%s\n",
+	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lat_ns=%llu lib=%s\n",
 	       (unsigned long long)ops, (unsigned long long)ns,
-	       (unsigned long long)(cpu1 - cpu0), peak_rss_kib(), threads, mutex_provider());
+	       (unsigned long long)(cpu1 - cpu0), peak_rss_kib(), threads,
+	       (unsigned long long)lat_ns, mutex_provider());
 	return 0;
 }

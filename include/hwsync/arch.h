@@ -179,9 +179,10 @@ static inline uint64_t hws_deadline_after_ns(uint64_t ns)
 uint64_t hws_tsc_to_ns(uint64_t ticks);
 uint64_t hws_ns_to_tsc(uint64_t ns);
 
-/* The CPUs this process can run on: the calling thread's affinity mask,
- * capped by its cgroups' CPU bandwidth (cpu.max).  Read once; _refresh
- * re-reads (after a change of affinity).  At least 1. */
+/* The CPUs this process can run on: the calling thread's and the main
+ * thread's affinity masks together, capped by its cgroups' CPU bandwidth
+ * (cpu.max).  Read once; _refresh re-reads (after a change of affinity).  At
+ * least 1. */
 unsigned hws_usable_cpus(void);
 unsigned hws_usable_cpus_refresh(void);
 /* The cgroup part alone: the smallest ceil(quota / period) of the cgroups

@@ -1,5 +1,7 @@
 /* How many CPUs this process can really run on: the CPUs of the calling
- * thread's affinity mask, capped by the CPU bandwidth of its cgroup and of
+ * thread's and the main thread's affinity masks together (a program that pins
+ * each thread to its own CPU is not a one-CPU process because the first
+ * caller was pinned), capped by the CPU bandwidth of its cgroup and of
  * every cgroup above it (cgroup v2 cpu.max "QUOTA PERIOD": ceil(QUOTA /
  * PERIOD) CPUs' worth of time; "max" = no cap).  A container given two CPUs
  * of a 64-CPU machine then counts 2, as does `taskset -c 0,1`.  Locks use it
@@ -24,9 +26,13 @@
 
 static unsigned affinity_cpus(void)
 {
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+	cpu_set_t set, main_set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+		/* the main thread's id is the process id */
+		if (sched_getaffinity(getpid(), sizeof main_set, &main_set) == 0)
+			CPU_OR(&set, &set, &main_set);
 		return (unsigned)CPU_COUNT(&set);
+	}
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
 }

@@ -25,9 +25,114 @@
  * only then does the waiter sleep in the kernel.  The waker must call
  * hws_wake32(), which costs no system call unless someone reached the futex
  * stage.
+ * Each waited-on word also learns from its own waits whether spinning pays
+ * (below), and with one usable CPU nothing polls with PAUSE: the thread we
+ * wait for needs this CPU, so the budget is spent in sched_yield and the
+ * hardware stage is skipped.
  */
 #include <sched.h>
+#include <stdbool.h>
 #include "wait/internal.h"
+
+/* ---- per object: does spinning pay on this word? -------------------------
+ *
+ * The budget is right for a wait of unknown length.  Many objects are not
+ * unknown: a condvar signalled every 200us, a semaphore fed by a slow
+ * producer, a lock held across I/O.  Every one of their waits spins the whole
+ * budget in vain and then sleeps anyway.  So each waited-on word keeps a
+ * score in a learning slot (learn.c), as glibc's adaptive mutex keeps a moving
+ * average of its spins in each mutex [NPTL-ADAPT] (there to size the spin,
+ * here to decide whether to spin at all).  A wait's length d is counted from
+ * the end of the first poll loop (from its start when there is none), and
+ * the wait scores
+ *     short   ended in the first poll loop, or d <= spin
+ *             (caught by the spin, or would have been)       score - 4
+ *     long    d > 2 * spin: a spin twice as long would
+ *             have failed too                                score + 1
+ *     between                                                score - 1
+ * (0..15).  From score 4 on (four long waits in a row from nothing, and in
+ * the long run only while more than 4 of 5 waits are long) a wait goes to
+ * sleep at once: no poll loop, no spin, no hardware stage; libomp's block
+ * time of 0 [LIBOMP], chosen per object from its own waits rather than
+ * set for a whole program.  [KARLIN91]'s rule bounds the loss on a wait whose
+ * length is unknown; on a wait known to be long, any polling only loses (even
+ * the 64 PAUSEs of the first loop cost a few us, as much as the sleep's own
+ * system calls).  The "between" band keeps convoys out: two threads that
+ * wake each other through the kernel wait about two hand-offs, one budget,
+ * each; calling that long would make the convoy permanent.
+ * Probes: a skipping word polls and spins as usual on every 16th wait; a
+ * probe that fails doubles the interval (up to 64), one that does not makes
+ * the next wait a probe too, so a change back to short waits is seen within
+ * 64 waits (and at once when the sleeping waits themselves end within the
+ * budget).  Every threshold is a ratio to the budget, which is this
+ * machine's (adaptive_budget.c): nothing here is a measured constant.
+ * Every wait reads its slot once; one that ends in the first poll loop
+ * writes it only when it holds something, so busy locks pay one load. */
+
+/* A slot: score (bits 0-3), probe interval 16 << level waits (bits 4-5),
+ * waits left until the next probe (bits 8-14).  Zero is "nothing learned";
+ * any other value (also another user's, on a collision) is a valid state. */
+#define SCORE(s) ((s) & 15u)
+#define LEVEL(s) ((s) >> 4 & 3u)
+#define UNTIL(s) ((s) >> 8 & 127u)
+#define PACK(score, level, until) ((score) | (level) << 4 | (until) << 8)
+#define SKIP_AT 4
+#define LEVEL_MAX 2
+#define FIRST_PROBE 16
+
+enum outcome { SHORT, BETWEEN, LONG };
+
+static uint32_t next_state(uint32_t s, enum outcome o, bool probe)
+{
+	unsigned score = SCORE(s), level = LEVEL(s), until = UNTIL(s);
+	bool skipping = score >= SKIP_AT;
+
+	if (o == SHORT)
+		score = score > 4 ? score - 4 : 0;
+	else if (o == BETWEEN)
+		score = score ? score - 1 : 0;
+	else if (score < 15)
+		score++;
+	if (score < SKIP_AT)
+		return score;
+	if (!skipping)
+		return PACK(score, 0u, (unsigned)FIRST_PROBE);
+	if (probe && o == LONG) {
+		level = level < LEVEL_MAX ? level + 1 : LEVEL_MAX;
+		until = FIRST_PROBE << level;
+	} else if (probe) {
+		level = 0;
+		until = 0;
+	} else if (until) {
+		until--;
+	}
+	return PACK(score, level, until);
+}
+
+static void learn(_Atomic uint32_t *slot, enum outcome o, bool probe)
+{
+	/* relaxed: the slot is a hint that publishes nothing else; a waiter
+	 * that updates it between our load and CAS makes the CAS fail, and one
+	 * observation is dropped, never a wait delayed. */
+	uint32_t s = atomic_load_explicit(slot, memory_order_relaxed), n = next_state(s, o, probe);
+	if (n != s)
+		atomic_compare_exchange_strong_explicit(slot, &s, n, memory_order_relaxed,
+							memory_order_relaxed);
+}
+
+/* The word's slot, keyed by its second byte: the word's own address is the
+ * key of whatever owns the word (the auto lock keeps its learning there). */
+static _Atomic uint32_t *slot_of(const void *word)
+{
+	return hws_learn_slot((const char *)word + 1);
+}
+
+int hws_adaptive_skips(const void *addr)
+{
+	/* relaxed: a hint, as in learn(). */
+	uint32_t s = atomic_load_explicit(slot_of(addr), memory_order_relaxed);
+	return SCORE(s) >= SKIP_AT;
+}
 
 /* The hardware stages that count in TSC cycles need the counter frequency;
  * until it is known without measuring (20 ms into the process where CPUID
@@ -41,18 +146,26 @@ static bool hw_stage_ready(enum hws_wait_kind hw)
 
 int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
-	uint64_t start, now, polls = 0, spin_ns, pause_ns;
-	bool yielding = w->pause_ns == 0;
+	uint64_t start, now, polls = 0, spin_ns, pause_ns, d;
+	bool one_cpu = hws_usable_cpus() == 1, yielding = w->pause_ns == 0 || one_cpu;
+	_Atomic uint32_t *slot = slot_of(a);
+	/* relaxed: a hint, as in learn(). */
+	uint32_t seen = atomic_load_explicit(slot, memory_order_relaxed);
+	bool skip = SCORE(seen) >= SKIP_AT, probe = skip && !UNTIL(seen), in_spin = false;
+	enum outcome o;
 	hws_wait_t hw;
 	int rc;
 
+	skip = skip && !probe;
 	/* Most waits of a busy lock or barrier end within a few hundred ns:
 	 * poll once round the clock-check interval before paying for a clock
 	 * read (clock_gettime costs ~20-50 ns under a hypervisor). */
-	for (; polls < HWS_POLLS_PER_CLOCK && !yielding; polls++) {
+	for (; polls < HWS_POLLS_PER_CLOCK && !yielding && !skip; polls++) {
 		/* acquire: pairs with the store that changed the word. */
 		if (atomic_load_explicit(a, memory_order_acquire) != old) {
 			hws_wait_tls.polls += polls;
+			if (seen)
+				learn(slot, SHORT, probe);
 			return 0;
 		}
 		hws_cpu_relax();
@@ -66,6 +179,8 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 		pause_ns = w->pause_ns;
 	else if (pause_ns > spin_ns)
 		pause_ns = spin_ns;
+	if (skip)
+		goto sleep;
 
 	/* Stage 1: poll for the spin budget: with PAUSE for the first pause_ns,
 	 * then with sched_yield between reads, so that a preempted lock holder
@@ -87,14 +202,19 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 		}
 		if (now - start >= spin_ns)
 			break;
-		yielding = now - start >= pause_ns;
+		yielding = one_cpu || now - start >= pause_ns;
 	}
 	hws_wait_tls.polls += polls;
-	if (atomic_load_explicit(a, memory_order_acquire) != old)
-		return 0;
+	/* acquire: pairs with the store that changed the word. */
+	rc = 0;
+	if (atomic_load_explicit(a, memory_order_acquire) != old) {
+		in_spin = true;
+		goto done;
+	}
 
-	/* Stage 2: the hardware wait, bounded by hw_ns. */
-	if (hw_stage_ready(w->hw)) {
+	/* Stage 2: the hardware wait, bounded by hw_ns (none on one CPU: it
+	 * would hold the CPU the thread we wait for needs). */
+	if (!one_cpu && hw_stage_ready(w->hw)) {
 		uint64_t hw_end = hws_deadline_after_ns(w->hw_ns);
 		hw = *w;
 		hw.kind = w->hw;
@@ -102,9 +222,21 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 		hw.max_ns = w->hw_ns;
 		rc = hws_wait_while_eq32(a, old, &hw, hw_end < dl ? hw_end : dl);
 		if (rc != ETIMEDOUT || hw_end >= dl)
-			return rc;
+			goto done;
 	}
 
 	/* Stage 3: sleep in the kernel. */
-	return hws_wait_futex(a, old, w, dl);
+sleep:
+	rc = hws_wait_futex(a, old, w, dl);
+done:
+	d = hws_now_ns() - start;
+	o = d <= spin_ns ? SHORT : d > 2 * spin_ns ? LONG : BETWEEN;
+	/* A wait cut short by its deadline or a signal says only that it was
+	 * at least this long.  One that ended in the spin but long after it
+	 * should have ended was not running meanwhile (a sched_yield that gave
+	 * the CPU away, a preemption): when the word changed is unknown, and
+	 * the spin cost little CPU. */
+	if (o == LONG ? !in_spin : rc == 0)
+		learn(slot, o, probe);
+	return rc;
 }

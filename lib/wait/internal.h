@@ -73,6 +73,9 @@ void hws_adaptive_budget(uint64_t *spin_ns, uint64_t *pause_ns);
 void hws_adaptive_rule(struct hws_adaptive_calibration *c);
 /* A helper-thread measurement for this process (takes precedence). */
 void hws_adaptive_use(const struct hws_adaptive_calibration *c);
+/* 1 when waits on addr through adaptive now sleep without spinning (what
+ * its learning slot says; the next one may still be a probe), else 0. */
+int hws_adaptive_skips(const void *addr);
 /* One hand-off timed on a real wake-up; a new median every 16. */
 void hws_adaptive_learn(uint64_t handoff_ns);
 void hws_adaptive_set_learned(uint64_t handoff_ns, uint64_t samples);
@@ -83,7 +86,12 @@ void hws_adaptive_set_learned(uint64_t handoff_ns, uint64_t samples);
 int hws_adaptive_cache_read(struct hws_adaptive_calibration *out, char *state, size_t len);
 
 /* A 32-bit learning slot for the object at addr, from a fixed-size table
- * hashed by address (learn.c): for objects with no room of their own. */
+ * hashed by address (learn.c): for objects with no room of their own.
+ * Nothing is allocated and nothing is locked; starts at zero; objects whose
+ * addresses collide share a slot, so an encoding must read any value as
+ * some valid state.  Two users of one object key by different bytes of it:
+ * the object's own code (a lock) by its address, the adaptive wait policy
+ * by the waited word's second byte. */
 _Atomic uint32_t *hws_learn_slot(const void *addr);
 
 /* Per-thread counters the lock instrumentation reads around a wait. */

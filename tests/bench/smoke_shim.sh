@@ -35,7 +35,8 @@ e = json.load(open(sys.argv[1]))["experiments"][0]
 reps = e["params"]["reps"]
 patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-private",
             "sem-pingpong", "omp-lock-contended", "omp-critical", "omp-barrier",
-            "mutex-yield", "spin-contended", "spin-oversub", "startup", "churn"]
+            "mutex-yield", "spin-contended", "spin-oversub", "startup", "churn",
+            "cond-periodic"]
 skipped = {s["what"]: s["reason"] for s in e["skipped"]}
 for p in patterns:
     rows = [r for r in e["rows"] if r["pattern"] == p]
@@ -61,8 +62,15 @@ for p in patterns:
     assert len(nat_raw) == reps
     if p in ("mutex-yield", "spin-oversub"):
         assert nat["threads"] == 4 * len(set(nat["cpus"])), nat
-    if p in ("mutex-contended", "sem-pingpong", "spin-contended"):
+    if p in ("mutex-contended", "sem-pingpong", "spin-contended", "cond-periodic"):
         assert nat["threads"] == 2 and nat["placement"] == "core", nat
+    # the wake latency where the pattern measures one, and only there
+    for r in rows:
+        assert ("wake_latency" in r) == (p == "cond-periodic"), (p, r["impl"])
+    if p == "cond-periodic":
+        for r in rows:
+            assert r["wake_latency"]["n"] == reps and r["wake_latency"]["median"] > 0, r
+        assert shim["latency_ratio"]["n"] == reps, shim
 PY
 
 # explicit kinds and policies: one shim row per kind x policy, after native
