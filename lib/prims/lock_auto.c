@@ -269,8 +269,10 @@ static bool after_grace(struct waiter *me, uint32_t *v)
 }
 
 /* The spinning stage: 1 = we hold the lock, 0 = the budget ran out, -1 =
- * no spinner slot was free. */
-static int spin(struct waiter *me, uint64_t budget)
+ * no spinner slot was free.  `gentle`: the waiter only stays awake for the
+ * bound, so it polls at the longest backoff from the start (the holder's
+ * line is left alone between polls). */
+static int spin(struct waiter *me, uint64_t budget, bool gentle)
 {
 	_Atomic uint32_t *s = &me->c->state;
 	bool forced = mode() == HWS_AUTO_FORCE_SPIN;
@@ -286,7 +288,7 @@ static int spin(struct waiter *me, uint64_t budget)
 							memory_order_relaxed, memory_order_relaxed));
 
 	uint64_t t0 = hws_now_ns(), now = t0, polls = 0, blocked_since = 0;
-	uint32_t delay = 1, gen = v / HWS_AUTO_GEN_ONE;
+	uint32_t delay = gentle ? BACKOFF_MAX : 1, gen = v / HWS_AUTO_GEN_ONE;
 	for (;;) {
 		/* relaxed: a poll; take() re-checks with an acquire CAS. */
 		v = atomic_load_explicit(s, memory_order_relaxed);
@@ -585,12 +587,14 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		/* Near the bound a waiter with a spinner slot stays awake: it
 		 * spins up to the bound and claims there (spin()). */
 		uint64_t budget = spin_budget(&me, v);
+		bool gentle = false;
 		if (!sleeping_claims() && mode() != HWS_AUTO_FORCE_SPIN && !me.claimant &&
 		    me.fair_at != HWS_FOREVER && now + awake_margin() >= me.fair_at) {
 			uint64_t to_bound = me.fair_at > now ? me.fair_at - now : 0;
+			gentle = budget < to_bound;
 			budget = budget > to_bound ? budget : to_bound + 1;
 		}
-		int spun = budget && !me.claimant ? spin(&me, budget) : -1;
+		int spun = budget && !me.claimant ? spin(&me, budget, gentle) : -1;
 		if (spun == 1)
 			return won(&me);
 		if (spun < 0 && budget && me.crowd < CROWD_MAX && me.fair_at != HWS_FOREVER) {
