@@ -47,6 +47,8 @@ HWS_LOCK_OPS_INLINE(auto)
 /* Backoff between two polls of a spinner, in relax instructions: doubled
  * each time the lock went to another thread, reset when a spin starts. */
 #define BACKOFF_MAX 128u
+/* A crowded spinner pauses while the backoff is short, then yields. */
+#define YIELD_AFTER 16u
 
 /* The first look, before a waiter takes a spinner slot or reads the clock:
  * polls 1 to 8 relax instructions apart, for 0.4-2 us (where a slot, a
@@ -56,14 +58,17 @@ HWS_LOCK_OPS_INLINE(auto)
 #define PRESPIN_DELAY_MAX 8u
 
 /* Learning word: bits 0-15 the moving average of how long waits took (at
- * most the spin budget's cap), in units of 64 ns; bits 24-31 how often a
- * spinner's grace was wasted lately (the lock stayed free through it;
- * 0-255); bits 16-23 unused.  Waits whose average reaches 7/8 of the cap
+ * most the spin budget's cap), in units of 64 ns; bits 16-23 how often
+ * waiters lately found every spinner slot taken (more waiters than CPUs;
+ * 0-255); bits 24-31 how often a spinner's grace was wasted lately (the lock
+ * stayed free through it; 0-255).  Waits whose average reaches 7/8 of the cap
  * mostly outlast any spin: waiters then sleep without spinning, but for one
  * contended acquisition in PROBE_EVERY, whose spin keeps the average honest. */
 #define AVG_UNIT_NS 64u
 #define AVG_MASK 0xffffu
 #define PROBE_EVERY 16u
+#define CROWD_SHIFT 16
+#define CROWD_YIELD 128u   /* above this spinners yield the CPU between polls */
 #define WASTE_SHIFT 24
 #define WASTE_SKIP 160u    /* above this spinners take a free lock at once */
 
@@ -141,7 +146,11 @@ static void learned(const struct waiter *me)
 	/* relaxed: only holders write the record, and the lock orders them;
 	 * waiters read it as advice. */
 	uint32_t rec = atomic_load_explicit(me->learn, memory_order_relaxed);
-	uint32_t avg = rec & AVG_MASK, waste = rec >> WASTE_SHIFT;
+	uint32_t avg = rec & AVG_MASK, waste = rec >> WASTE_SHIFT, crowd = rec >> CROWD_SHIFT & 0xff;
+	if (me->crowd)
+		crowd += (255 - crowd) / 4 + (crowd > 251 && crowd < 255);
+	else
+		crowd -= crowd / 8 + (crowd > 0 && crowd < 8);
 	for (uint32_t i = 0; i < me->graces_kept && waste; i++)
 		waste -= waste / 4 + (waste < 4);
 	for (uint32_t i = 0; i < me->graces_wasted && waste < 255; i++)
@@ -158,7 +167,7 @@ static void learned(const struct waiter *me)
 		x = x < AVG_MASK ? x : AVG_MASK;
 	}
 	avg = (uint32_t)((int64_t)avg + ((int64_t)x - (int64_t)avg) / 8);
-	uint32_t now = avg | waste << WASTE_SHIFT;
+	uint32_t now = avg | crowd << CROWD_SHIFT | waste << WASTE_SHIFT;
 	if (now != rec)   /* no store, no traffic on the line, when nothing changed */
 		atomic_store_explicit(me->learn, now, memory_order_relaxed);
 }
@@ -268,6 +277,17 @@ static bool after_grace(struct waiter *me, uint32_t *v)
 	return same;
 }
 
+/* More waiters than CPUs lately: a holder is then often preempted, and a
+ * spinner that only pauses keeps it from the CPU it needs ([MALTHUS]; the
+ * adaptive policy yields for the same reason). */
+static bool crowded(const struct waiter *me)
+{
+	/* relaxed: advice, see learned(). */
+	return me->crowd ||
+	       (atomic_load_explicit(me->learn, memory_order_relaxed) >> CROWD_SHIFT & 0xff) >
+		       CROWD_YIELD;
+}
+
 /* The spinning stage: 1 = we hold the lock, 0 = the budget ran out, -1 =
  * no spinner slot was free.  `gentle`: the waiter only stays awake for the
  * bound, so it polls at the longest backoff from the start (the holder's
@@ -289,6 +309,7 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 
 	uint64_t t0 = hws_now_ns(), now = t0, polls = 0, blocked_since = 0;
 	uint32_t delay = gentle ? BACKOFF_MAX : 1, gen = v / HWS_AUTO_GEN_ONE;
+	bool yielding = forced || crowded(me);
 	for (;;) {
 		/* relaxed: a poll; take() re-checks with an acquire CAS. */
 		v = atomic_load_explicit(s, memory_order_relaxed);
@@ -309,8 +330,8 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 			gen = v / HWS_AUTO_GEN_ONE;
 			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
 		}
-		if (forced && delay == BACKOFF_MAX)
-			sched_yield();
+		if (yielding && delay >= YIELD_AFTER)
+			sched_yield();   /* the holder may be waiting for this CPU */
 		else
 			for (uint32_t i = 0; i < delay; i++)
 				hws_cpu_relax();
@@ -562,7 +583,8 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		/* relaxed: only compared with later readings. */
 		.gen0 = atomic_load_explicit(&c->state, memory_order_relaxed),
 	};
-	if (mode() == HWS_AUTO_ADAPT && max_spinners() && spin_budget(&me, me.gen0) && prespin(&me))
+	if (mode() == HWS_AUTO_ADAPT && max_spinners() && !crowded(&me) &&
+	    spin_budget(&me, me.gen0) && prespin(&me))
 		return won(&me);
 	uint64_t now = hws_now_ns(), fair = fair_ns();
 	me.arrived = now;
