@@ -141,7 +141,7 @@ HWS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
-HWS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))
@@ -157,7 +157,7 @@ HWS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	return hws_shim_native_mutex_trylock(m);
 }
 
-HWS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))

@@ -60,7 +60,7 @@ HWS_EXPORT void omp_destroy_lock(void *l)
 		n_destroy()(l);
 }
 
-HWS_EXPORT void omp_set_lock(void *l)
+HWS_EXPORT HWS_FETCH_ALIGNED void omp_set_lock(void *l)
 {
 	if (likely(hws_shim_on()))
 		hws_shim_acquire4(W4(l), HWS_FAM_OMP_LOCK, l);
@@ -68,7 +68,7 @@ HWS_EXPORT void omp_set_lock(void *l)
 		n_set()(l);
 }
 
-HWS_EXPORT void omp_unset_lock(void *l)
+HWS_EXPORT HWS_FETCH_ALIGNED void omp_unset_lock(void *l)
 {
 	if (likely(hws_shim_on()))
 		hws_shim_release4(W4(l), HWS_FAM_OMP_LOCK, l);

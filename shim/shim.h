@@ -35,6 +35,11 @@
 #include "shim/lock_words.h"
 
 #define HWS_EXPORT __attribute__((visibility("default")))
+/* The hottest entry points (lock and unlock) start on a 64-byte boundary, so
+ * that each fast path is one fetch block wherever other changes move the
+ * code: their uncontended cost in `hwsync bench shim` moved by up to 10 %
+ * with the placement alone. */
+#define HWS_FETCH_ALIGNED __attribute__((aligned(64)))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 

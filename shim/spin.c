@@ -10,10 +10,6 @@
 #include "shim/spin_wait.h"
 
 #define WORD(l) ((_Atomic uint32_t *)(void *)(l))
-/* Lock and unlock start on a 64-byte boundary, so that each fast path is one
- * fetch block wherever other changes move the code (the uncontended `spin`
- * pattern of `hwsync bench shim` moved with the placement alone). */
-#define FETCH_ALIGNED __attribute__((aligned(64)))
 
 HWS_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
@@ -49,7 +45,7 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
 	return 0;
 }
 
-HWS_EXPORT FETCH_ALIGNED int pthread_spin_lock(pthread_spinlock_t *l)
+HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_lock(pthread_spinlock_t *l)
 {
 	if (!hws_shim_on())
 		return hws_native.spin_lock ? hws_native.spin_lock(l) : ENOSYS;
@@ -71,7 +67,7 @@ HWS_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	return 0;
 }
 
-HWS_EXPORT FETCH_ALIGNED int pthread_spin_unlock(pthread_spinlock_t *l)
+HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_unlock(pthread_spinlock_t *l)
 {
 	if (!hws_shim_on())
 		return hws_native.spin_unlock ? hws_native.spin_unlock(l) : ENOSYS;
