@@ -144,8 +144,13 @@ static int parse_duration(const char *s, uint64_t *ns)
 	return *ns ? 0 : EINVAL;
 }
 
-static int split(struct bench_list *l, char *s, const char *what)
+/* Split a copy (argv stays whole for the "command" of the JSON output); the
+ * copy lives as long as the options. */
+static int split(struct bench_list *l, const char *arg, const char *what)
 {
+	char *s = strdup(arg);
+	if (!s)
+		return bench_error("out of memory");
 	for (char *p = strtok(s, ","); p; p = strtok(NULL, ",")) {
 		if (l->n == BENCH_MAX_LIST)
 			return bench_error("too many %s", what);
