@@ -296,7 +296,9 @@ static bool some_short(void)
 	if (disturbed)
 		return false;
 	printf("one in three short: %u of 40 long waits spun\n", spun);
-	CHECK_EQ(spun, 40);
+	/* A word that learned to skip would spin on a handful at most; allow a
+	 * few to a late wake-up on a loaded machine. */
+	CHECK(spun >= 36);
 	CHECK(!hws_adaptive_skips(w));
 	return true;
 }
