@@ -168,7 +168,9 @@ static void learned(const struct waiter *me)
 	}
 	avg = (uint32_t)((int64_t)avg + ((int64_t)x - (int64_t)avg) / 8);
 	uint32_t now = avg | crowd << CROWD_SHIFT | waste << WASTE_SHIFT;
-	if (now != rec)   /* no store, no traffic on the line, when nothing changed */
+	/* relaxed: as the load above; no store, no traffic on the line, when
+	 * nothing changed. */
+	if (now != rec)
 		atomic_store_explicit(me->learn, now, memory_order_relaxed);
 }
 
@@ -250,6 +252,7 @@ static uint32_t grace_relaxes(void)
 	uint64_t ns = hws_now_ns() - t0;
 	uint64_t n = GRACE_NS * 256ull / (ns ? ns : 1);
 	g = n < 1 ? 1 : n > 4096 ? 4096 : (uint32_t)n;
+	/* relaxed: as the load above. */
 	atomic_store_explicit(&per_grace, g, memory_order_relaxed);
 	return g;
 }
@@ -561,6 +564,7 @@ static int prespin(struct waiter *me)
 			hws_cpu_relax();
 		spent += delay;
 		polls++;
+		/* relaxed: as above. */
 		uint32_t n = atomic_load_explicit(&me->c->state, memory_order_relaxed);
 		if (can_take(n, false) && after_grace(me, &n) && take(me, &n, false)) {
 			hws_wait_tls.polls += polls;
