@@ -151,6 +151,7 @@ int hws_wake32(_Atomic uint32_t *addr, uint32_t n)
 	/* seq_cst fence: orders the caller's earlier store to *addr before the
 	 * read of the sleeper counter (the other half of the Dekker pattern). */
 	atomic_thread_fence(memory_order_seq_cst);
+	/* relaxed: ordered by the fence above. */
 	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
 		return 0;
 	wake_call(addr, b, n, FUTEX_BITSET_MATCH_ANY);

@@ -69,6 +69,7 @@ static void *worker(void *p)
 static void *switcher(void *p)
 {
 	uint64_t seed = 42, *switches = p;
+	/* relaxed: only a stop flag. */
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		/* relaxed: the mode is a hint each wait reads on its own. */
 		atomic_store_explicit(&hws_auto_test_mode, (int)(test_rand(&seed) % HWS_AUTO_NMODES),
