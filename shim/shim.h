@@ -89,7 +89,7 @@ void *hws_native_gomp(const char *name, const char *version);
 /* ---- configuration ---- */
 struct hws_shim_config {
 	char lock_kind[32];      /* HWSYNC_LOCK, default "auto" */
-	char lock_used[32];      /* the kind "auto" resolves to */
+	char lock_used[32];      /* the kind's name as the library spells it */
 	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
 	char barrier_kind[32];   /* HWSYNC_BARRIER, default "central" */
 	hws_wait_t wait;         /* HWSYNC_WAIT, parsed once: every object waits with it */

@@ -34,7 +34,8 @@ int hws_lock_try(hws_lock_t *l);
 int hws_lock_timed(hws_lock_t *l, const struct timespec *abs_deadline);
 int hws_lock_release(hws_lock_t *l);
 void hws_lock_destroy(hws_lock_t *l);
-/* The kind actually used ("auto" resolves to one of the others). */
+/* The lock's kind: its name in hws_lock_kinds() (a NULL or empty kind
+ * at creation is "auto"). */
 const char *hws_lock_kind(const hws_lock_t *l);
 
 /* NULL-terminated list of the kinds hws_lock_create accepts. */
