@@ -362,9 +362,11 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 				/* the holder owes us its next release: wait for
 				 * it as long as a spin budget */
 				hws_adaptive_budget(&cap, &pause);
-				if (mode() == HWS_AUTO_FORCE_HANDOFF)
-					cap = FAIR_NS;   /* tests: the claim stays in view */
 				budget = now - t0 + cap;
+				/* tests: the claim stays until the hand-off, however
+				 * late the holder sees it */
+				if (mode() == HWS_AUTO_FORCE_HANDOFF)
+					budget = HWS_FOREVER;
 			} else if (!me->claimant) {
 				me->fair_at = now + FAIR_NS / 4;   /* another claim stands */
 			}
