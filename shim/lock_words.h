@@ -169,7 +169,7 @@ HWS_INLINE int hws_words4_release(struct hws_words4 *w) { HWS_AUTO_FIRST4(w, rel
  * (a ticket or a node), or auto's spinner count and fairness claim.  A thread
  * that dies while waiting (asynchronous cancellation) would leave the mark
  * there for ever. */
-static inline int hws_lock_kind_queues(void)
+static inline int hws_lock_kind_marks_waiters(void)
 {
 	return hws_lock_kind8 == HWS_LK_TICKET || hws_lock_kind8 == HWS_LK_MCS ||
 	       hws_lock_kind8 == HWS_LK_CLH || hws_lock_kind8 == HWS_LK_1SPINNER ||

@@ -32,7 +32,7 @@ static int acquire_cancel_safe(struct hws_words8 *w)
 
 int hws_shim_wait8(struct hws_words8 *w)
 {
-	if (unlikely(hws_async_cancel) && hws_lock_kind_queues())
+	if (unlikely(hws_async_cancel) && hws_lock_kind_marks_waiters())
 		return acquire_cancel_safe(w);
 	return hws_words8_acquire(w);
 }
