@@ -32,33 +32,50 @@ enum pthreads {
 	T_ONE,          /* one thread */
 	T_TWO,          /* two threads, per placement */
 	T_OPT,          /* each --threads count, per placement */
-	T_OVERSUB,      /* four unpinned threads per usable CPU */
+	T_OVERSUB,      /* per_cpu unpinned threads per usable CPU */
 };
-enum { F_LATENCY = 1 };     /* the child reports a wake latency */
+enum {
+	F_LATENCY = 1,  /* the child reports a wake latency */
+	F_FAIR = 2,     /* ... the fairness of its threads */
+	F_P99 = 4,      /* ... the 99th percentile of its sampled lock waits */
+};
 
 static const struct pattern {
 	const char *name;
 	enum pkind kind;
 	enum pthreads th;
 	unsigned flags;
+	unsigned per_cpu;       /* T_OVERSUB: threads per usable CPU (0 = 4) */
 } patterns[] = {
-	{ "mutex", K_RATE, T_ONE, 0 },
-	{ "spin", K_RATE, T_ONE, 0 },
-	{ "sem", K_RATE, T_ONE, 0 },
-	{ "omp-lock", K_RATE, T_ONE, 0 },
-	{ "mutex-contended", K_RATE, T_OPT, 0 },
-	{ "mutex-private", K_RATE, T_OPT, 0 },
-	{ "sem-pingpong", K_RATE, T_TWO, 0 },
-	{ "omp-lock-contended", K_RATE, T_OPT, 0 },
-	{ "omp-critical", K_RATE, T_OPT, 0 },
-	{ "omp-barrier", K_RATE, T_OPT, 0 },
-	{ "mutex-yield", K_RATE, T_OVERSUB, 0 },
-	{ "spin-contended", K_RATE, T_OPT, 0 },
-	{ "spin-oversub", K_RATE, T_OVERSUB, 0 },
-	{ "startup", K_START, T_ONE, 0 },
-	{ "churn", K_CHURN, T_ONE, 0 },
-	{ "cond-periodic", K_RATE, T_TWO, F_LATENCY },
+	{ "mutex", K_RATE, T_ONE, 0, 0 },
+	{ "spin", K_RATE, T_ONE, 0, 0 },
+	{ "sem", K_RATE, T_ONE, 0, 0 },
+	{ "omp-lock", K_RATE, T_ONE, 0, 0 },
+	{ "mutex-contended", K_RATE, T_OPT, F_FAIR, 0 },
+	{ "mutex-private", K_RATE, T_OPT, F_FAIR, 0 },
+	{ "sem-pingpong", K_RATE, T_TWO, 0, 0 },
+	{ "omp-lock-contended", K_RATE, T_OPT, 0, 0 },
+	{ "omp-critical", K_RATE, T_OPT, 0, 0 },
+	{ "omp-barrier", K_RATE, T_OPT, 0, 0 },
+	{ "mutex-yield", K_RATE, T_OVERSUB, F_FAIR, 0 },
+	{ "spin-contended", K_RATE, T_OPT, F_FAIR, 0 },
+	{ "spin-oversub", K_RATE, T_OVERSUB, F_FAIR, 0 },
+	{ "startup", K_START, T_ONE, 0, 0 },
+	{ "churn", K_CHURN, T_ONE, 0, 0 },
+	{ "cond-periodic", K_RATE, T_TWO, F_LATENCY, 0 },
+	{ "cond-consumer", K_RATE, T_TWO, F_LATENCY, 0 },
+	{ "mutex-empty", K_RATE, T_TWO, F_FAIR | F_P99, 0 },
+	{ "mutex-empty-async", K_RATE, T_TWO, F_FAIR | F_P99, 0 },
+	{ "mutex-yield8-1", K_RATE, T_OVERSUB, F_FAIR | F_P99, 1 },
+	{ "mutex-yield8-4", K_RATE, T_OVERSUB, F_FAIR | F_P99, 4 },
+	{ "mutex-yield8-16", K_RATE, T_OVERSUB, F_FAIR | F_P99, 16 },
+	{ "mutex-rt", K_RATE, T_OVERSUB, F_FAIR | F_P99, 4 },
 };
+
+static unsigned per_cpu(const struct pattern *p)
+{
+	return p->per_cpu ? p->per_cpu : 4;
+}
 #define NPATTERNS (sizeof patterns / sizeof patterns[0])
 
 /* The native row's result of its last round, for the shim rows of the same
@@ -67,7 +84,8 @@ struct sh_pair {
 	unsigned refs;
 	unsigned round;
 	bool have;
-	double v[5];            /* throughput or time, cpu, cpu_window, rss, latency */
+	double v[7];            /* throughput or time, cpu, cpu_window, rss, latency,
+				 * fairness, p99 wait */
 };
 
 struct sh_cell {
@@ -84,7 +102,8 @@ struct sh_cell {
 /* What one run of a pattern did. */
 struct result {
 	struct bench_child ch;                  /* wall time, wait4's CPU time */
-	unsigned long long ops, ns, cpu_ns, rss_kib, lat_ns;   /* what the child printed */
+	unsigned long long ops, ns, cpu_ns, rss_kib, lat_ns, p99_ns; /* what the child printed */
+	double fair;
 	char lib[256];
 };
 
@@ -112,10 +131,12 @@ static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct result *out, 
 	}
 	text[first] = 0;
 	if (sscanf(text, "ops=%llu ns=%llu cpu_ns=%llu rss_kib=%llu threads=%*u lat_ns=%llu "
-		   "lib=%255s%7s", &out->ops, &out->ns, &out->cpu_ns, &out->rss_kib, &out->lat_ns,
-		   out->lib, rest) != 6 || !out->rss_kib ||
-	    /* a latency exactly where the pattern measures one */
-	    !(k->p->flags & F_LATENCY) != !out->lat_ns) {
+		   "fair=%lf p99_ns=%llu lib=%255s%7s", &out->ops, &out->ns, &out->cpu_ns,
+		   &out->rss_kib, &out->lat_ns, &out->fair, &out->p99_ns, out->lib, rest) != 8 ||
+	    !out->rss_kib ||
+	    /* a latency, fairness and p99 exactly where the pattern measures them */
+	    !(k->p->flags & F_LATENCY) != !out->lat_ns ||
+	    !(k->p->flags & F_FAIR) != !(out->fair > 0) || !(k->p->flags & F_P99) != !out->p99_ns) {
 		snprintf(why, whylen, "error: %s printed '%.120s'", k->name, text);
 		return EPROTO;
 	}
@@ -129,7 +150,7 @@ static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct result *out, 
 }
 
 /* ---- cells -------------------------------------------------------------- */
-static void sample_all(struct bench_cell *c, const struct sh_cell *k, const double v[5])
+static void sample_all(struct bench_cell *c, const struct sh_cell *k, const double v[7])
 {
 	if (k->p->kind == K_RATE)
 		bench_sample_value(c, "throughput", "Mops/s", v[0]);
@@ -141,6 +162,10 @@ static void sample_all(struct bench_cell *c, const struct sh_cell *k, const doub
 	bench_sample_value(c, "rss", "MiB", v[3]);
 	if (k->p->flags & F_LATENCY)
 		bench_sample_value(c, "wake_latency", "us", v[4]);
+	if (k->p->flags & F_FAIR)
+		bench_sample_value(c, "fairness", "slowest/fastest", v[5]);
+	if (k->p->flags & F_P99)
+		bench_sample_value(c, "wait_p99", "us", v[6]);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -155,7 +180,7 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 	uint64_t dur = bench_opts(ctx)->duration_ns;
 	unsigned round = k->round++;
 	struct result ch;
-	double v[5] = { 0 };
+	double v[7] = { 0 };
 	int rc;
 
 	if (k->p->kind == K_START) {
@@ -200,6 +225,8 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 		v[2] = (double)ch.cpu_ns / 1e9;
 		v[3] = (double)ch.rss_kib / 1024.0;
 		v[4] = (double)ch.lat_ns / 1e3;
+		v[5] = ch.fair;
+		v[6] = (double)ch.p99_ns / 1e3;
 	}
 	sample_all(c, k, v);
 	if (!k->shim) {
@@ -217,6 +244,10 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 		bench_sample_value(c, "rss_ratio", "shim/native", v[3] / nv[3]);
 		if ((k->p->flags & F_LATENCY) && nv[4] > 0)
 			bench_sample_value(c, "latency_ratio", "shim/native", v[4] / nv[4]);
+		if (k->p->flags & F_FAIR)
+			bench_sample_value(c, "fairness_delta", "shim-native", v[5] - nv[5]);
+		if ((k->p->flags & F_P99) && nv[6] > 0)
+			bench_sample_value(c, "p99_ratio", "shim/native", v[6] / nv[6]);
 		if (k->p->kind == K_START)
 			bench_sample_value(c, "added", "us", (v[0] - nv[0]) / 1e3);
 	}
@@ -270,9 +301,10 @@ static int add_cell(struct bench_ctx *ctx, const struct sh_setup *s, const struc
 	else
 		snprintf(k->amount, sizeof k->amount, "%llu",
 			 (unsigned long long)bench_opts(ctx)->duration_ns);
-	/* the distinct CPUs for the T_OVERSUB patterns (4 a CPU), else one a thread */
+	/* the distinct CPUs for the T_OVERSUB patterns (per_cpu a CPU), else one a
+	 * thread */
 	size_t len = 0;
-	unsigned ncpu = p->th == T_OVERSUB ? n / 4 : n;
+	unsigned ncpu = p->th == T_OVERSUB ? n / per_cpu(p) : n;
 	for (unsigned i = 0; i < ncpu; i++)
 		len += (size_t)snprintf(k->cpus + len, sizeof k->cpus - len, "%s%d", i ? "," : "",
 					cpus[i]);
@@ -352,15 +384,15 @@ static int add_pattern(struct bench_ctx *ctx, const struct sh_setup *s, const st
 	const unsigned *th = bench_threads(ctx, &nth);
 
 	if (p->th == T_OVERSUB) {
-		int base[BENCH_MAX_CPUS / 4];
-		unsigned m = usable_cpus(ctx, base, BENCH_MAX_CPUS / 4);
+		int base[BENCH_MAX_CPUS];
+		unsigned per = per_cpu(p), m = usable_cpus(ctx, base, BENCH_MAX_CPUS / per);
 		if (!m) {
 			bench_skip(ctx, "no usable CPU", "pattern=%s", p->name);
 			return 0;
 		}
-		for (unsigned i = 0; i < 4 * m; i++)
+		for (unsigned i = 0; i < per * m; i++)
 			cpus[i] = base[i % m];
-		return add_group(ctx, s, p, 4 * m, cpus, NULL);
+		return add_group(ctx, s, p, per * m, cpus, NULL);
 	}
 	if (p->th == T_ONE) {   /* where one thread goes does not depend on the placement */
 		for (unsigned i = 0; i < pl->n; i++)
@@ -554,6 +586,23 @@ static struct bench_exp shim_exp = {
 "                        other waits for it; an operation is a wake-up, about\n"
 "                        5000 per second of --duration.  Each wait outlasts any\n"
 "                        spin budget: the CPU ratios show what waiting costs\n"
+"    cond-consumer       a sleeping consumer: the producer sleeps 200 us\n"
+"                        (nanosleep, relative), then locks, adds an item,\n"
+"                        signals and unlocks; the consumer loops `lock; while\n"
+"                        (!items) cond_wait; take; unlock`.  The producer pays\n"
+"                        for its lock and signal too, and cpu_window counts both\n"
+"    mutex-empty         two pinned threads: lock, unlock, and a per-thread\n"
+"                        count outside the lock\n"
+"    mutex-empty-async   the same, with each worker in asynchronous cancellation\n"
+"                        (PTHREAD_CANCEL_ASYNCHRONOUS) for the whole run\n"
+"    mutex-yield8-N      eight mutexes; N unpinned threads per usable CPU (N = 1,\n"
+"                        4, 16) each lock one at random, sched_yield(), unlock\n"
+"    mutex-rt            four unpinned threads per usable CPU, in each of two\n"
+"                        processes at once: set a random SCHED_FIFO priority\n"
+"                        (1-20), lock the process's one mutex, drop to\n"
+"                        SCHED_OTHER, sched_yield(), unlock.  RLIMIT_RTTIME (1 s)\n"
+"                        ends a thread that runs real-time that long without\n"
+"                        sleeping; skipped where SCHED_FIFO is not permitted\n"
 "    The OpenMP patterns are skipped when hwsync-shim-patterns was built without\n"
 "    OpenMP (GNU libgomp only: the shim serves libgomp's entry points).\n"
 "\n"
@@ -595,10 +644,17 @@ static struct bench_exp shim_exp = {
 "                      round (throughput_ratio above 1 = the shim is faster,\n"
 "                      time, cpu and rss ratios above 1 = it costs more); absent\n"
 "                      when --impls leaves out native\n"
-"    wake_latency      cond-periodic: median time from the signal to the\n"
-"                      waiter holding the mutex again (us)\n"
-"    latency_ratio     cond-periodic, shim rows: wake_latency shim / native of\n"
-"                      the same round\n"
+"    wake_latency      cond-periodic, cond-consumer: median time from the\n"
+"                      signal to the consumer holding the mutex again (us)\n"
+"    latency_ratio     cond-periodic, cond-consumer, shim rows: wake_latency\n"
+"                      shim / native of the same round\n"
+"    fairness          patterns whose threads all do the same work: the slowest\n"
+"                      thread's operations over the fastest's (1 = even)\n"
+"    fairness_delta    shim rows: fairness shim minus native of the same round\n"
+"    wait_p99          mutex-empty*, mutex-yield8-*, mutex-rt: 99th percentile\n"
+"                      of the sampled lock waits (one acquisition in 64, or in 4\n"
+"                      for the yielding patterns, timed with two clock reads), us\n"
+"    p99_ratio         shim rows: wait_p99 shim / native of the same round\n"
 "    added             startup, shim rows: per-process time added by the shim\n"
 "                      (us), shim minus native of the same round\n",
 	.impls = sh_impls,

@@ -8,15 +8,18 @@
  *
  * AMOUNT is the run time in ns, or for `churn` the number of objects of each
  * kind.  CPUS (e.g. 0,1) are where thread i runs (the i-th, round-robin); the
- * process first restricts itself to them.  `mutex-yield` and `spin-oversub`
- * instead start four unpinned threads per CPU they may use.  On success it
- * prints one line
- *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lat_ns=L lib=FILE
+ * process first restricts itself to them.  `mutex-yield`, `spin-oversub` and
+ * `mutex-rt` instead start four unpinned threads per CPU they may use, and
+ * `mutex-yield8-N` N per CPU.  On success it prints one line
+ *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lat_ns=L fair=F p99_ns=P lib=FILE
  * (operations, the measured window, the process's CPU time in that window,
  * its peak resident set, threads, the median wake latency where the pattern
- * measures one (else 0), and the object that provides pthread_mutex_lock: the
- * shim or the C library, for the caller to check) and exits 0; a failed check
- * prints one line on stderr and exits 1. */
+ * measures one (else 0), the fairness: the slowest thread's operations over
+ * the fastest's where all threads do the same work (else 0), the 99th
+ * percentile of the sampled lock waits where the pattern samples them (else
+ * 0), and the object that provides pthread_mutex_lock: the shim or the C
+ * library, for the caller to check) and exits 0; a failed check prints one
+ * line on stderr and exits 1. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,6 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #ifdef HWS_PATTERNS_OPENMP
 #include <omp.h>
 #endif
@@ -41,7 +47,9 @@ static int cpus[MAX_THREADS];
 static unsigned ncpus;
 static uint64_t run_ns;
 static uint64_t cpu0, cpu1;     /* CPU time of the process at the window's ends */
-static uint64_t lat_ns;         /* median wake latency (cond-periodic), 0 = none */
+static uint64_t lat_ns;         /* median wake latency (cond-*), 0 = none */
+static double fairness;         /* slowest thread's ops / fastest's, 0 = none */
+static uint64_t p99_ns;         /* sampled lock waits' 99th percentile, 0 = none */
 
 static uint64_t now_ns(void)
 {
@@ -97,9 +105,45 @@ struct team {
 	uint64_t t0;                    /* written before deadline is published */
 	_Atomic uint64_t ops;
 	bool pin;
+	bool fair;                      /* every thread does the same work */
+	bool async_cancel;              /* mutex-empty-async */
 	void (*body)(struct team *t, unsigned i);
 	void *arg;
+	uint64_t per[MAX_THREADS];      /* each thread's operations */
+	struct wait_samples *samples;   /* one per thread where waits are sampled */
 };
+
+/* Sampled lock waits of one thread: a ring of the latest WAIT_SAMPLES, so a
+ * long run keeps its end.  Only the owning thread writes it; the main thread
+ * reads it after the join. */
+#define WAIT_SAMPLES 8192
+struct wait_samples {
+	uint64_t n;
+	uint64_t ns[WAIT_SAMPLES];
+};
+
+/* Lock m, timing the wait of one acquisition in every `every` (a power of
+ * two): two clock reads a sample, so a loop of a few nanoseconds is hardly
+ * disturbed, and the same for every implementation. */
+static inline void lock_sampled(pthread_mutex_t *m, struct wait_samples *ws, uint64_t k,
+				uint64_t every)
+{
+	if (k & (every - 1)) {
+		pthread_mutex_lock(m);
+		return;
+	}
+	uint64_t t0 = now_ns();
+	pthread_mutex_lock(m);
+	ws->ns[ws->n++ % WAIT_SAMPLES] = now_ns() - t0;
+}
+
+/* A thread's last act in a team pattern: its count, for the total and the
+ * fairness. */
+static void team_done(struct team *t, unsigned i, uint64_t n)
+{
+	t->per[i] = n;
+	atomic_fetch_add(&t->ops, n);
+}
 
 /* The last thread to arrive opens the window; the others wait (yielding: there
  * may be more threads than CPUs).  Returns the deadline. */
@@ -195,7 +239,6 @@ static pthread_mutex_t shared_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void mutex_shared_body(struct team *t, unsigned i)
 {
-	(void)i;
 	uint64_t end = team_gate(t), n = 0;
 	do {
 		for (int b = 0; b < BATCH; b++) {
@@ -204,7 +247,7 @@ static void mutex_shared_body(struct team *t, unsigned i)
 		}
 		n += BATCH;
 	} while (now_ns() < end);
-	atomic_fetch_add(&t->ops, n);
+	team_done(t, i, n);
 }
 
 struct private_mutex {
@@ -223,7 +266,7 @@ static void mutex_private_body(struct team *t, unsigned i)
 		}
 		n += BATCH;
 	} while (now_ns() < end);
-	atomic_fetch_add(&t->ops, n);
+	team_done(t, i, n);
 }
 
 struct pingpong {
@@ -256,7 +299,7 @@ static void sem_pingpong_body(struct team *t, unsigned i)
 	} while (now_ns() < end);
 	atomic_store(&pp->stop, 1);
 	sem_post(&pp->ping);
-	atomic_fetch_add(&t->ops, n);
+	team_done(t, i, n);
 }
 
 /* A consumer woken through a condition variable at a steady period: thread 1
@@ -314,7 +357,7 @@ static void cond_periodic_body(struct team *t, unsigned i)
 		n++;
 	}
 	pthread_mutex_unlock(&pc->m);
-	atomic_fetch_add(&t->ops, n);
+	team_done(t, i, n);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -327,7 +370,6 @@ static int cmp_u64(const void *a, const void *b)
  * takes the CPU the holder needs to get back to its unlock. */
 static void mutex_yield_body(struct team *t, unsigned i)
 {
-	(void)i;
 	uint64_t end = team_gate(t), n = 0;
 	do {
 		pthread_mutex_lock(&shared_mutex);
@@ -335,7 +377,7 @@ static void mutex_yield_body(struct team *t, unsigned i)
 		pthread_mutex_unlock(&shared_mutex);
 		n++;
 	} while (now_ns() < end);
-	atomic_fetch_add(&t->ops, n);
+	team_done(t, i, n);
 }
 
 /* Threads hammering one pthread spin lock around one increment (the count is
@@ -351,7 +393,6 @@ static void spin_body(struct team *t, unsigned i)
 {
 	struct spin_shared *s = t->arg;
 	uint64_t end = team_gate(t), n = 0;
-	(void)i;
 	do {
 		for (int b = 0; b < BATCH; b++) {
 			pthread_spin_lock(&s->l);
@@ -360,6 +401,145 @@ static void spin_body(struct team *t, unsigned i)
 		}
 		n += BATCH;
 	} while (now_ns() < end);
+	team_done(t, i, n);
+}
+
+/* An empty critical section: lock, unlock, then a per-thread count outside
+ * the lock, one pinned thread a CPU.  mutex-empty-async first enables
+ * asynchronous cancellation in each worker, as some programs do for the whole
+ * life of a thread (nothing ever cancels it here). */
+static pthread_mutex_t empty_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void mutex_empty_body(struct team *t, unsigned i)
+{
+	struct wait_samples *ws = &t->samples[i];
+	int oldtype;
+	if (t->async_cancel)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+	uint64_t end = team_gate(t), n = 0;
+	do {
+		for (int b = 0; b < BATCH; b++) {
+			lock_sampled(&empty_mutex, ws, (uint64_t)b, BATCH);
+			pthread_mutex_unlock(&empty_mutex);
+			n++;
+		}
+	} while (now_ns() < end);
+	if (t->async_cancel)
+		pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &oldtype);
+	team_done(t, i, n);
+}
+
+/* Eight mutexes, each held across sched_yield(); N unpinned threads per CPU
+ * (mutex-yield8-N) each lock one chosen at random.  A waiter that spins or
+ * naps while the holder is off its CPU takes the time the holder needs. */
+#define YIELD_MUTEXES 8
+static struct {
+	_Alignas(64) pthread_mutex_t m;
+} yield_mutex[YIELD_MUTEXES];
+
+static uint32_t xorshift32(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+static void mutex_yield8_body(struct team *t, unsigned i)
+{
+	struct wait_samples *ws = &t->samples[i];
+	uint32_t seed = 2463534242u + 977u * i;
+	uint64_t end = team_gate(t), n = 0;
+	do {
+		pthread_mutex_t *m = &yield_mutex[xorshift32(&seed) % YIELD_MUTEXES].m;
+		lock_sampled(m, ws, n, 4);
+		sched_yield();
+		pthread_mutex_unlock(m);
+		n++;
+	} while (now_ns() < end);
+	team_done(t, i, n);
+}
+
+/* Real-time threads: each operation sets a random SCHED_FIFO priority, locks
+ * the process's one mutex, drops back to SCHED_OTHER, yields and unlocks.  A
+ * real-time waiter that spins on the CPU of a holder it outranks keeps that
+ * holder from its unlock until the waiter sleeps.  RLIMIT_RTTIME ends a
+ * thread that runs real-time for a second without sleeping (SIGXCPU), so a
+ * waiter that never sleeps fails the run instead of holding the machine. */
+static pthread_mutex_t rt_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void mutex_rt_body(struct team *t, unsigned i)
+{
+	struct wait_samples *ws = &t->samples[i];
+	uint32_t seed = 88675123u + 131u * i + (uint32_t)getpid();
+	struct sched_param other = { .sched_priority = 0 };
+	uint64_t end = team_gate(t), n = 0;
+	do {
+		struct sched_param fifo = { .sched_priority = 1 + (int)(xorshift32(&seed) % 20) };
+		int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+		if (rc)
+			die("pthread_setschedparam(SCHED_FIFO)", rc);
+		lock_sampled(&rt_mutex, ws, n, 4);
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+		sched_yield();
+		pthread_mutex_unlock(&rt_mutex);
+		n++;
+	} while (now_ns() < end);
+	team_done(t, i, n);
+}
+
+/* Why mutex-rt cannot run here, or NULL: this process may not make itself
+ * SCHED_FIFO (no CAP_SYS_NICE and RLIMIT_RTPRIO 0, or a container). */
+static const char *rt_unavailable(void)
+{
+	static char why[160];
+	struct sched_param fifo = { .sched_priority = 1 }, other = { .sched_priority = 0 };
+	int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+	if (rc) {
+		snprintf(why, sizeof why, "SCHED_FIFO is not permitted here (%s)", strerror(rc));
+		return why;
+	}
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+	return NULL;
+}
+
+/* A sleeping consumer: the producer (thread 1) sleeps 200 us, then locks,
+ * adds an item, signals and unlocks; the consumer (thread 0) takes items as
+ * `lock; while (!items) wait; take; unlock`.  Unlike cond-periodic the
+ * producer's sleep is relative, so its own lock and signal lengthen the
+ * period, and the CPU time includes what the producer pays for them. */
+static void cond_consumer_body(struct team *t, unsigned i)
+{
+	struct periodic *pc = t->arg;
+	uint64_t end = team_gate(t), n = 0;
+	if (i == 1) {
+		const struct timespec nap = { 0, (long)PERIOD_NS };
+		bool last;
+		do {
+			while (nanosleep(&nap, NULL) && errno == EINTR)
+				;
+			last = now_ns() >= end;
+			pthread_mutex_lock(&pc->m);
+			pc->produced++;
+			pc->done = last;
+			pc->signalled_ns = now_ns();
+			pthread_cond_signal(&pc->c);
+			pthread_mutex_unlock(&pc->m);
+		} while (!last);
+		return;
+	}
+	pthread_mutex_lock(&pc->m);
+	for (;;) {
+		while (pc->consumed == pc->produced && !pc->done)
+			pthread_cond_wait(&pc->c, &pc->m);
+		if (pc->consumed == pc->produced)
+			break;
+		pc->consumed++;
+		if (pc->nlat < pc->maxlat)
+			pc->lat[pc->nlat++] = now_ns() - pc->signalled_ns;
+		n++;
+	}
+	pthread_mutex_unlock(&pc->m);
 	atomic_fetch_add(&t->ops, n);
 }
 
@@ -490,6 +670,9 @@ static const struct {
 	{ "mutex-yield", false }, { "spin-contended", false }, { "spin-oversub", false },
 	{ "startup", false }, { "churn", false },
 	{ "cond-periodic", false },
+	{ "mutex-empty", false }, { "mutex-empty-async", false },
+	{ "mutex-yield8-1", false }, { "mutex-yield8-4", false }, { "mutex-yield8-16", false },
+	{ "mutex-rt", false }, { "cond-consumer", false },
 };
 #define NPATTERNS (sizeof patterns / sizeof patterns[0])
 
@@ -521,13 +704,17 @@ static const char *mutex_provider(void)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "list")) {
-		for (size_t i = 0; i < NPATTERNS; i++)
-#ifdef HWS_PATTERNS_OPENMP
-			printf("%s ok\n", patterns[i].name);
-#else
-			printf("%s %s\n", patterns[i].name, patterns[i].omp ?
-			       "skipped: hwsync-shim-patterns was built without OpenMP" : "ok");
+		const char *rt = rt_unavailable();
+		for (size_t i = 0; i < NPATTERNS; i++) {
+			const char *why = NULL;
+#ifndef HWS_PATTERNS_OPENMP
+			if (patterns[i].omp)
+				why = "hwsync-shim-patterns was built without OpenMP";
 #endif
+			if (!strcmp(patterns[i].name, "mutex-rt"))
+				why = rt;
+			printf("%s %s%s\n", patterns[i].name, why ? "skipped: " : "ok", why ? why : "");
+		}
 		return 0;
 	}
 	if (argc != 4) {
@@ -608,6 +795,37 @@ int main(int argc, char **argv)
 	} else if (!strcmp(p, "spin-contended")) {
 		t.body = spin_body;
 		t.arg = &spin;
+	} else if (!strcmp(p, "mutex-empty") || !strcmp(p, "mutex-empty-async")) {
+		t.body = mutex_empty_body;
+		t.async_cancel = p[11] == '-';
+	} else if (!strncmp(p, "mutex-yield8-", 13) || !strcmp(p, "mutex-rt")) {
+		unsigned per = p[6] == 'r' ? 4 : (unsigned)strtoul(p + 13, &end, 10);
+		if (p[6] != 'r' && (*end || !per || per > 64)) {
+			fprintf(stderr, "hwsync-shim-patterns: bad pattern '%s'\n", p);
+			return 2;
+		}
+		cpu_set_t set;
+		if (sched_getaffinity(0, sizeof set, &set))
+			die("sched_getaffinity", errno);
+		t.n = per * (unsigned)CPU_COUNT(&set);
+		if (t.n > MAX_THREADS)
+			t.n = MAX_THREADS;
+		t.pin = false;
+		t.body = p[6] == 'r' ? mutex_rt_body : mutex_yield8_body;
+		for (unsigned i = 0; i < YIELD_MUTEXES; i++)
+			pthread_mutex_init(&yield_mutex[i].m, NULL);
+	} else if (!strcmp(p, "cond-consumer")) {
+		static struct periodic pc = { .m = PTHREAD_MUTEX_INITIALIZER,
+					      .c = PTHREAD_COND_INITIALIZER };
+		if (ncpus != 2) {
+			fprintf(stderr, "hwsync-shim-patterns: cond-consumer takes 2 CPUs\n");
+			return 2;
+		}
+		pc.maxlat = amount / PERIOD_NS + 16;
+		if (!(pc.lat = malloc(pc.maxlat * sizeof *pc.lat)))
+			die("malloc", ENOMEM);
+		t.arg = &pc;
+		t.body = cond_consumer_body;
 	} else if (!strcmp(p, "startup")) {
 		pthread_mutex_lock(&solo_mutex);
 		pthread_mutex_unlock(&solo_mutex);
@@ -632,6 +850,27 @@ int main(int argc, char **argv)
 	}
 	if (t.arg == &spin && (rc = pthread_spin_init(&spin.l, PTHREAD_PROCESS_PRIVATE)))
 		die("pthread_spin_init", rc);
+	if (t.body == mutex_empty_body || t.body == mutex_yield8_body || t.body == mutex_rt_body) {
+		t.fair = true;
+		if (!(t.samples = calloc(t.n, sizeof *t.samples)))
+			die("calloc", ENOMEM);
+	}
+	t.fair |= t.body == mutex_shared_body || t.body == mutex_private_body ||
+		  t.body == mutex_yield_body || t.body == spin_body;
+	pid_t twin = -1;
+	int pipefd[2];
+	if (t.body == mutex_rt_body) {
+		/* a second process runs the same threads at the same time; a
+		 * real-time thread that runs a second without sleeping dies */
+		struct rlimit rt = { 1000000, 1000000 };
+		if (setrlimit(RLIMIT_RTTIME, &rt))
+			die("setrlimit(RLIMIT_RTTIME)", errno);
+		if (pipe(pipefd))
+			die("pipe", errno);
+		fflush(NULL);
+		if ((twin = fork()) < 0)
+			die("fork", errno);
+	}
 	if (t.body) {
 		ns = team_run(&t);
 		ops = atomic_load(&t.ops);
@@ -641,15 +880,57 @@ int main(int argc, char **argv)
 				"%ld, expected %llu)\n", spin.counter, (unsigned long long)ops);
 			return 1;
 		}
-		if (t.body == cond_periodic_body) {
+		if (twin == 0) {        /* the second process: its count to the first */
+			ssize_t w = write(pipefd[1], &ops, sizeof ops);
+			_exit(w == (ssize_t)sizeof ops ? 0 : 1);
+		}
+		if (twin > 0) {
+			uint64_t other = 0;
+			int st;
+			close(pipefd[1]);
+			if (read(pipefd[0], &other, sizeof other) != (ssize_t)sizeof other ||
+			    waitpid(twin, &st, 0) != twin || !WIFEXITED(st) || WEXITSTATUS(st)) {
+				fprintf(stderr, "hwsync-shim-patterns: the second mutex-rt process "
+					"failed\n");
+				return 1;
+			}
+			ops += other;
+		}
+		if (t.fair) {
+			uint64_t lo = UINT64_MAX, hi = 0;
+			for (unsigned i = 0; i < t.n; i++) {
+				lo = t.per[i] < lo ? t.per[i] : lo;
+				hi = t.per[i] > hi ? t.per[i] : hi;
+			}
+			/* a thread that did nothing: fairness 0 would read as "not
+			 * measured", so report the smallest nonzero value */
+			fairness = hi ? (lo ? (double)lo / (double)hi : 1e-6) : 0;
+		}
+		if (t.samples) {
+			uint64_t total = 0, k = 0;
+			for (unsigned i = 0; i < t.n; i++)
+				total += t.samples[i].n < WAIT_SAMPLES ? t.samples[i].n : WAIT_SAMPLES;
+			uint64_t *all = malloc((total ? total : 1) * sizeof *all);
+			if (!all)
+				die("malloc", ENOMEM);
+			for (unsigned i = 0; i < t.n; i++)
+				for (uint64_t j = 0; j < t.samples[i].n && j < WAIT_SAMPLES; j++)
+					all[k++] = t.samples[i].ns[j];
+			qsort(all, k, sizeof *all, cmp_u64);
+			/* at least 1 ns: 0 means "not measured" */
+			p99_ns = k ? all[k * 99 / 100] + 1 : 0;
+			free(all);
+		}
+		if (t.body == cond_periodic_body || t.body == cond_consumer_body) {
 			struct periodic *pc = t.arg;
 			qsort(pc->lat, pc->nlat, sizeof *pc->lat, cmp_u64);
 			lat_ns = pc->nlat ? pc->lat[pc->nlat / 2] : 0;
 		}
 	}
-	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lat_ns=%llu lib=%s\n",
-	       (unsigned long long)ops, (unsigned long long)ns,
+	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lat_ns=%llu fair=%.6f "
+	       "p99_ns=%llu lib=%s\n", (unsigned long long)ops, (unsigned long long)ns,
 	       (unsigned long long)(cpu1 - cpu0), peak_rss_kib(), threads,
-	       (unsigned long long)lat_ns, mutex_provider());
+	       (unsigned long long)lat_ns, fairness, (unsigned long long)p99_ns,
+	       mutex_provider());
 	return 0;
 }

@@ -28,7 +28,7 @@ fi
 "$HWSYNC" bench shim --quick --reps 2 --warmup 1 --duration 10ms --starts 4 --churn 20000 \
 	--raw --out "$T/r.json" >"$T/stdout" 2>"$T/stderr" || { cat "$T/stderr" >&2; fail "shim run"; }
 grep -q '^== shim' "$T/stdout" || fail "no table"
-"$PY" "$CHECK" "$T/r.json" --exp shim --min-rows 18 || fail "shim JSON"
+"$PY" "$CHECK" "$T/r.json" --exp shim --min-rows 30 || fail "shim JSON"
 "$PY" - "$T/r.json" <<'PY' || fail "shim rows"
 import json, sys
 e = json.load(open(sys.argv[1]))["experiments"][0]
@@ -36,12 +36,21 @@ reps = e["params"]["reps"]
 patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-private",
             "sem-pingpong", "omp-lock-contended", "omp-critical", "omp-barrier",
             "mutex-yield", "spin-contended", "spin-oversub", "startup", "churn",
-            "cond-periodic"]
+            "cond-periodic", "cond-consumer", "mutex-empty", "mutex-empty-async",
+            "mutex-yield8-1", "mutex-yield8-4", "mutex-yield8-16", "mutex-rt"]
+fair = {"mutex-contended", "mutex-private", "mutex-yield", "spin-contended", "spin-oversub",
+        "mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
+        "mutex-yield8-16", "mutex-rt"}
+p99 = {"mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
+       "mutex-yield8-16", "mutex-rt"}
+latency = {"cond-periodic", "cond-consumer"}
 skipped = {s["what"]: s["reason"] for s in e["skipped"]}
 for p in patterns:
     rows = [r for r in e["rows"] if r["pattern"] == p]
     if not rows:
-        assert p.startswith("omp-") and "OpenMP" in skipped.get(f"pattern={p}", ""), (p, skipped)
+        why = skipped.get(f"pattern={p}", "")
+        assert (p.startswith("omp-") and "OpenMP" in why) or \
+            (p == "mutex-rt" and "SCHED_FIFO" in why), (p, skipped)
         continue
     assert [r["impl"] for r in rows] == ["native", "hwsync-shim-auto"], (p, rows)
     nat, shim = rows
@@ -60,17 +69,27 @@ for p in patterns:
         assert shim["added"]["n"] == reps, shim
     nat_raw = sorted(nat[main]["raw"] if main == "throughput" else nat[main]["raw_cycles"])
     assert len(nat_raw) == reps
-    if p in ("mutex-yield", "spin-oversub"):
+    if p in ("mutex-yield", "spin-oversub", "mutex-rt"):
         assert nat["threads"] == 4 * len(set(nat["cpus"])), nat
-    if p in ("mutex-contended", "sem-pingpong", "spin-contended", "cond-periodic"):
+    if p.startswith("mutex-yield8-"):
+        assert nat["threads"] == int(p.split("-")[-1]) * len(set(nat["cpus"])), nat
+    if p in ("mutex-contended", "sem-pingpong", "spin-contended", "cond-periodic",
+             "cond-consumer", "mutex-empty", "mutex-empty-async"):
         assert nat["threads"] == 2 and nat["placement"] == "core", nat
-    # the wake latency where the pattern measures one, and only there
-    for r in rows:
-        assert ("wake_latency" in r) == (p == "cond-periodic"), (p, r["impl"])
-    if p == "cond-periodic":
+    # the wake latency, fairness and p99 wait where the pattern measures them,
+    # and only there, with their paired shim/native samples
+    for metric, which, paired in (("wake_latency", latency, "latency_ratio"),
+                                  ("fairness", fair, "fairness_delta"),
+                                  ("wait_p99", p99, "p99_ratio")):
         for r in rows:
-            assert r["wake_latency"]["n"] == reps and r["wake_latency"]["median"] > 0, r
-        assert shim["latency_ratio"]["n"] == reps, shim
+            assert (metric in r) == (p in which), (p, r["impl"], metric)
+            if p in which:
+                assert r[metric]["n"] == reps and r[metric]["median"] > 0, (p, metric, r)
+        if p in which:
+            assert shim[paired]["n"] == reps, (p, paired, shim)
+    if p in fair:
+        for r in rows:
+            assert r["fairness"]["median"] <= 1, (p, r["fairness"])
 PY
 
 # explicit kinds and policies: one shim row per kind x policy, after native
