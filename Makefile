@@ -42,7 +42,6 @@ demo:
 
 test:
 	@scripts/deps.sh test
-	@scripts/venv.sh
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure -j 1 --timeout 300 $(CTEST_ARGS)
 

@@ -7,10 +7,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=${HWS_DEMO_OUT:-$top/results/demo-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 "$build/hwsync" info | tee "$out/info.txt"
-"$top/scripts/venv.sh"
 echo
 echo "== hwsync bench suite --quick (results: $out/results.json) =="
 "$build/hwsync" bench suite --quick --out "$out/results.json" | tee "$out/bench.txt"
-HWS_PYTHON="$top/.venv/bin/python3" "$build/hwsync" report "$out/results.json" -o "$out/report"
+"$build/hwsync" report "$out/results.json" -o "$out/report"
 echo
 echo "report: $out/report/report.html (and report.md, PNG plots beside it)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure the Debian packages a make target needs are present.
-#   scripts/deps.sh build|test|demo|tsan|arm64|kmod|kmod-bochs
+#   scripts/deps.sh build|test|demo|deb|tsan|arm64|kmod|kmod-bochs
 # As root with apt-get available, installs what is missing; otherwise stops
 # with a message naming the packages to install.
 set -euo pipefail
@@ -8,14 +8,18 @@ what=${1:-build}
 pkgs=(cmake gcc g++ make pkg-config libhwloc-dev hwloc-nox)
 case "$what" in
   build) ;;
-  test)  pkgs+=(libck-dev libgomp1 python3 python3-venv xz-utils zstd strace) ;;
-  demo)  pkgs+=(libck-dev libgomp1 python3 python3-venv) ;;
+  # python3-matplotlib: `hwsync report` (tools/report); chromium: the report's
+  # browser test; the deb tools: `make deb`, lintian and the chroot install test
+  test)  pkgs+=(libck-dev libgomp1 python3 python3-venv python3-matplotlib chromium
+                xz-utils zstd strace dpkg-dev fakeroot lintian debootstrap) ;;
+  demo)  pkgs+=(libck-dev libgomp1 python3 python3-matplotlib) ;;
+  deb)   pkgs+=(dpkg-dev fakeroot lintian) ;;
   tsan)  pkgs+=(clang libclang-rt-dev) ;;   # libclang-rt-dev: the TSan runtime (a Recommends)
   arm64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user) ;;
   kmod)  pkgs+=(linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod) ;;
   kmod-bochs) pkgs+=(linux-headers-amd64 linux-image-amd64 busybox-static cpio kmod
                      bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso bsdutils) ;;
-  *) echo "deps.sh: unknown target '$what' (build, test, demo, tsan, arm64, kmod, kmod-bochs)" >&2; exit 2 ;;
+  *) echo "deps.sh: unknown target '$what' (build, test, demo, deb, tsan, arm64, kmod, kmod-bochs)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv at the top of the repository with matplotlib, for `hwsync
-# report` (tools/report/report.py).  Idempotent: does nothing when present.
+# report` (tools/report/report.py) on a machine without Debian's
+# python3-matplotlib (which `hwsync report` tries first, and scripts/deps.sh
+# test|demo installs).  Idempotent: does nothing when present.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 venv="$top/.venv"

@@ -1,8 +1,10 @@
 /* hwsync report: runs tools/report/report.py (Python 3 + matplotlib) on a
  * bench results file.  The script is found next to the source tree the
  * executable was built in (build/hwsync -> tools/report/report.py) or in the
- * installed data directory; Python is $HWS_PYTHON, the repository's .venv
- * (scripts/venv.sh) or python3 on PATH, whichever has matplotlib. */
+ * installed data directory; Python is $HWS_PYTHON, else /usr/bin/python3
+ * (Debian's python3-matplotlib), else for a build in its source tree the
+ * tree's .venv (scripts/venv.sh) or python3 on PATH, whichever has
+ * matplotlib first. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -22,27 +24,35 @@ static const char help[] =
 "\n"
 "SYNOPSIS\n"
 "    hwsync report RESULTS.json -o DIR\n"
+"    hwsync report A.json B.json [...] -o DIR\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads the JSON written by `hwsync bench ... --out RESULTS.json` (schema\n"
-"    hwsync-bench/1, docs/bench-schema.md) and writes into DIR: PNG plots that\n"
-"    mirror the papers' tables and figures (one bar chart per metric; [AK08]\n"
-"    Fig. 4 for asym; [T2SPIN]'s slowdown per kernel for interference),\n"
-"    DIR/report.md and DIR/report.html with the machine description, a table\n"
-"    per experiment with each row's ratio to the best peer in the same run,\n"
-"    and what was skipped and why.\n"
+"    hwsync-bench/2 or /1, docs/bench-schema.md) and writes into DIR\n"
+"    report.html (a summary first: the machine, what was skipped and why, the\n"
+"    key numbers per experiment; then per experiment line plots shaped like\n"
+"    the papers' figures, one panel per placement, and the full sortable\n"
+"    table), report.md, the PNG figures and figures.json (what each figure\n"
+"    plots, for tests and scripts).\n"
 "\n"
-"    Needs Python 3 with matplotlib: scripts/venv.sh creates .venv at the top\n"
-"    of the source tree with it (make demo does so).  $HWS_PYTHON selects\n"
-"    another interpreter.\n"
+"    With two or more files it compares the runs: rows matched by their\n"
+"    identifying fields, per metric the ratio of each later run to the first\n"
+"    with a 95% interval, rows found in one run only listed (docs/report.md).\n"
+"    It also draws the JSON of `hwsync compare` and the contention profile\n"
+"    of `hwsync run --profile` when given one.\n"
+"\n"
+"    Needs Python 3 with matplotlib.  It uses /usr/bin/python3 when that has\n"
+"    matplotlib (Debian: apt-get install python3-matplotlib); a build run from\n"
+"    its source tree then tries the tree's .venv (scripts/venv.sh) and\n"
+"    python3 on PATH.  $HWS_PYTHON selects another interpreter.\n"
 "\n"
 "OPTIONS\n"
 "    -o DIR       output directory (created)\n"
 "    -h, --help   this text\n"
 "\n"
 "EXIT STATUS\n"
-"    0 on success; 1 with one line on stderr when the results cannot be read\n"
-"    or Python/matplotlib is missing; 2 for bad usage.\n";
+"    0 on success; 1 with one line on stderr when a file cannot be read or\n"
+"    Python/matplotlib is missing; 2 for bad usage.\n";
 
 static bool exists(const char *p, int mode)
 {
@@ -79,9 +89,13 @@ static bool has_matplotlib(const char *python)
 	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+#define SYSTEM_PYTHON "/usr/bin/python3"
+#define MAX_INPUTS 16
+
 int hws_cmd_report(int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL;
+	const char *in[MAX_INPUTS], *out = NULL;
+	unsigned nin = 0;
 	char dir[PATH_MAX], script[PATH_MAX + 64], venv[PATH_MAX + 64];
 	const char *python = NULL;
 
@@ -99,25 +113,30 @@ int hws_cmd_report(int argc, char **argv)
 			fprintf(stderr, "hwsync report: unknown option '%s' (try: hwsync report --help)\n",
 				argv[i]);
 			return 2;
-		} else if (!in) {
-			in = argv[i];
-		} else {
-			fprintf(stderr, "hwsync report: unexpected argument '%s'\n", argv[i]);
+		} else if (nin == MAX_INPUTS) {
+			fprintf(stderr, "hwsync report: at most %d files\n", MAX_INPUTS);
 			return 2;
+		} else {
+			in[nin++] = argv[i];
 		}
 	}
-	if (!in || !out) {
-		fprintf(stderr, "usage: hwsync report RESULTS.json -o DIR\n");
+	if (!nin || !out) {
+		fprintf(stderr, "usage: hwsync report RESULTS.json [MORE.json ...] -o DIR\n");
 		return 2;
 	}
 	if (exe_dir(dir, sizeof dir)) {
 		fprintf(stderr, "hwsync report: cannot find the executable's directory\n");
 		return 1;
 	}
-	/* build tree: <src>/build/hwsync; install: <prefix>/bin/hwsync */
+	/* A build run from its source tree (<src>/build/hwsync) uses the tree's
+	 * report.py and may fall back on the tree's venv; an installed one
+	 * (<prefix>/bin/hwsync) uses <prefix>/share/hwsync and only the system
+	 * Python, never a venv of some source tree. */
+	bool source_tree = true;
 	snprintf(script, sizeof script, "%s/../tools/report/report.py", dir);
 	snprintf(venv, sizeof venv, "%s/../.venv/bin/python3", dir);
 	if (!exists(script, R_OK)) {
+		source_tree = false;
 		snprintf(script, sizeof script, "%s/../share/hwsync/report.py", dir);
 		if (!exists(script, R_OK)) {
 			fprintf(stderr, "hwsync report: report.py not found (looked in %s/../tools/report "
@@ -126,20 +145,36 @@ int hws_cmd_report(int argc, char **argv)
 		}
 	}
 	const char *env = getenv("HWS_PYTHON");
-	if (env && *env)
-		python = env;
-	else if (exists(venv, X_OK) && has_matplotlib(venv))
+	if (env && *env) {
+		if (has_matplotlib(env))
+			python = env;
+	} else if (exists(SYSTEM_PYTHON, X_OK) && has_matplotlib(SYSTEM_PYTHON)) {
+		python = SYSTEM_PYTHON;
+	} else if (source_tree && exists(venv, X_OK) && has_matplotlib(venv)) {
 		python = venv;
-	else if (has_matplotlib("python3"))
+	} else if (source_tree && has_matplotlib("python3")) {
 		python = "python3";
-	if (!python || (env && *env && !has_matplotlib(python))) {
-		fprintf(stderr, "hwsync report: no Python 3 with matplotlib%s%s; create it with: "
-			"scripts/venv.sh (in the source tree), or pip install matplotlib\n",
-			env && *env ? " at $HWS_PYTHON=" : "", env && *env ? env : "");
+	}
+	if (!python) {
+		if (env && *env)
+			fprintf(stderr, "hwsync report: no matplotlib for $HWS_PYTHON=%s\n", env);
+		else
+			fprintf(stderr, "hwsync report: no Python 3 with matplotlib; install it with: "
+				"apt-get install python3-matplotlib%s\n",
+				source_tree ? " (or run scripts/venv.sh in the source tree)" : "");
 		return 1;
 	}
+	char *args[MAX_INPUTS + 5];
+	unsigned n = 0;
+	args[n++] = (char *)python;
+	args[n++] = script;
+	for (unsigned i = 0; i < nin; i++)
+		args[n++] = (char *)in[i];
+	args[n++] = "-o";
+	args[n++] = (char *)out;
+	args[n] = NULL;
 	fflush(stdout);
-	execlp(python, python, script, in, "-o", out, (char *)NULL);
+	execvp(python, args);
 	fprintf(stderr, "hwsync report: cannot run %s: %s\n", python, strerror(errno));
 	return 1;
 }

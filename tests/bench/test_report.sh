@@ -2,14 +2,24 @@
 # hwsync report renders a small results file into PNGs, report.md and
 # report.html that carry the machine, the skipped list and an experiment's
 # summary table; it rejects files that are not bench results with one line.
-# Skips (77) without matplotlib.
+# hwsync finds Debian's /usr/bin/python3 with matplotlib although the first
+# python3 on PATH lacks it.  Skips (77) without python3-matplotlib.
 set -euo pipefail
 hws=$1 src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-py=${HWS_PYTHON:-$src/.venv/bin/python3}
-[ -x "$py" ] || py=python3
-"$py" -c 'import matplotlib' 2>/dev/null || { echo "skip: no matplotlib (scripts/venv.sh)"; exit 77; }
-export HWS_PYTHON=$py
+unset HWS_PYTHON
+py=/usr/bin/python3
+"$py" -c 'import matplotlib' 2>/dev/null ||
+  { echo "skip: no python3-matplotlib (scripts/deps.sh test)"; exit 77; }
+# a python3 first on PATH that has no matplotlib (as pyenv's or a conda's may)
+mkdir "$tmp/bin"
+printf '#!/bin/sh\nexit 1\n' > "$tmp/bin/python3"
+chmod +x "$tmp/bin/python3"
+export PATH="$tmp/bin:$PATH"
+# $HWS_PYTHON without matplotlib: one line naming it
+if err=$(HWS_PYTHON=/bin/false "$hws" report x.json -o "$tmp/x" 2>&1); then
+  echo "FAIL: \$HWS_PYTHON without matplotlib accepted"; exit 1; fi
+[ "$err" = "hwsync report: no matplotlib for \$HWS_PYTHON=/bin/false" ] || { echo "FAIL: $err"; exit 1; }
 "$hws" bench asym --light 0,10 --impls pthread-barrier,ck-centralized,hwsync-central \
   --policies futex --reps 2 --warmup 0 --duration 5ms --out "$tmp/r.json" >/dev/null
 "$hws" report "$tmp/r.json" -o "$tmp/rep" >/dev/null

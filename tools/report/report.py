@@ -331,7 +331,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        fail("matplotlib is missing: run scripts/venv.sh (creates .venv with matplotlib)")
+        fail("matplotlib is missing: apt-get install python3-matplotlib")
     os.makedirs(a.out, exist_ok=True)
     md = ["# hwsync bench report", "", f"Command: `{d.get('command', '')}`", "", "## Machine", ""]
     md += [f"- {l}" for l in machine_lines(d.get("machine", {}))]
