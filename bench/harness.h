@@ -225,5 +225,9 @@ struct bench_summary {
 };
 /* Sorts v in place. */
 void bench_summarize(double *v, size_t n, struct bench_summary *out);
+/* The rank j of that interval, [x_(j), x_(n-j+1)] (1-based): the largest j
+ * whose coverage 1 - 2 P(B <= j-1), B ~ Binomial(n, 1/2), is at least 95%;
+ * 1 when none is (n < 6). */
+size_t bench_median_ci_rank(size_t n);
 
 #endif

@@ -29,7 +29,7 @@ static double pct(const double *v, size_t n, double p)
 }
 
 /* Largest j (1-based) with 1 - 2 P(B <= j-1) >= 0.95, or 1. */
-static size_t median_ci_rank(size_t n)
+size_t bench_median_ci_rank(size_t n)
 {
 	if (n > 1000) {
 		double half = 1.959964 * sqrt((double)n) / 2.0;
@@ -66,7 +66,7 @@ void bench_summarize(double *v, size_t n, struct bench_summary *out)
 	out->p5 = pct(v, n, 5);
 	out->p95 = pct(v, n, 95);
 	out->p99 = pct(v, n, 99);
-	size_t j = median_ci_rank(n);
+	size_t j = bench_median_ci_rank(n);
 	if (j > (n + 1) / 2)
 		j = (n + 1) / 2;
 	out->ci_lo = v[j - 1];

@@ -7,6 +7,11 @@ int hws_cmd_info(int argc, char **argv);
 int hws_cmd_bench(int argc, char **argv);
 int hws_cmd_run(int argc, char **argv);
 int hws_cmd_report(int argc, char **argv);
+int hws_cmd_compare(int argc, char **argv);
+
+/* run.c: give back the CPU mask libgomp's start-up may have narrowed (when
+ * OMP_PROC_BIND or OMP_PLACES is set) before running a program. */
+void hws_cli_undo_omp_binding(void);
 
 /* lists.c: NAMES (NULL-terminated) joined by ", " ("none in this build" when
  * empty); is S one of NAMES; and LABEL padded to WIDTH, then NAMES and AFTER

@@ -13,6 +13,7 @@ static const char usage[] =
 "  bench    run the experiments of the papers, side by side with the peers\n"
 "  report   turn bench JSON into plots and a readable report\n"
 "  run      run a program with hwsync under its pthread and OpenMP calls\n"
+"  compare  run a program natively and under hwsync settings: which is fastest\n"
 "\n"
 "`hwsync <command> --help` describes each command.\n";
 
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
 		{ "bench", hws_cmd_bench },
 		{ "report", hws_cmd_report },
 		{ "run", hws_cmd_run },
+		{ "compare", hws_cmd_compare },
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (!strcmp(argv[1], cmds[i].name))

@@ -25,7 +25,7 @@
  * place, and the program we exec would inherit that one-place CPU mask (an
  * OpenMP program's threads would then all share one CPU).  Give it back the
  * union of the places, which libgomp built from the mask we started with. */
-static void undo_libgomp_binding(void)
+void hws_cli_undo_omp_binding(void)
 {
 	int nplaces = omp_get_num_places();
 	cpu_set_t set;
@@ -46,7 +46,7 @@ static void undo_libgomp_binding(void)
 		sched_setaffinity(0, sizeof set, &set);
 }
 #else
-static void undo_libgomp_binding(void) {}
+void hws_cli_undo_omp_binding(void) {}
 #endif
 
 #ifndef HWS_LIBDIR
@@ -178,7 +178,7 @@ int hws_cmd_run(int argc, char **argv)
 	}
 	sprintf(pre, "%s%s%s", path, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_PRELOAD", pre, 1);
-	undo_libgomp_binding();
+	hws_cli_undo_omp_binding();
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "hwsync run: cannot run '%s': %s\n", argv[i], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
