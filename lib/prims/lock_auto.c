@@ -72,6 +72,13 @@ HWS_LOCK_OPS_INLINE(auto)
 #define WASTE_SHIFT 24
 #define WASTE_SKIP 160u    /* above this spinners take a free lock at once */
 
+/* A real-time waiter (SCHED_FIFO, SCHED_RR) spins at most this long, then
+ * parks.  While it spins, a holder of lower priority on the same CPU cannot
+ * run to release the lock, so a longer spin only delays the release it
+ * waits for (WebKit measured waits of over a millisecond so); a few
+ * microseconds still catch the hand-offs between running threads. */
+#define REALTIME_SPIN_NS 3000u
+
 _Atomic int hws_auto_test_mode;
 
 struct waiter {
@@ -85,6 +92,7 @@ struct waiter {
 	unsigned naps;       /* naps so far: each one twice as long as the last */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant;
+	bool realtime;       /* SCHED_FIFO or SCHED_RR when the wait began */
 };
 
 static enum hws_auto_mode mode(void)
@@ -483,7 +491,13 @@ static bool wants_nap(const struct waiter *me, uint32_t v)
 	enum hws_auto_mode m = mode();
 	if (me->claimant || !sleeping_policy(me->w) || m == HWS_AUTO_FORCE_PARK)
 		return false;
-	return m == HWS_AUTO_FORCE_NAP || moved(me->gen0, v) >= 2;
+	if (m == HWS_AUTO_FORCE_NAP)
+		return true;
+	/* A real-time waiter's timed wake-ups preempt a holder of lower
+	 * priority on its CPU: it parks, and the release wakes it. */
+	if (me->realtime)
+		return false;
+	return moved(me->gen0, v) >= 2;
 }
 
 /* How long the next nap lasts: the first twice the adaptive policy's spin
@@ -532,8 +546,13 @@ static void sleep_a_while(struct waiter *me, uint32_t v, uint64_t until)
 		park(me, me->deadline);
 		return;
 	}
-	if (!me->claimant && me->fair_at != HWS_FOREVER && me->fair_at - awake_margin() < end)
-		end = me->fair_at - awake_margin();
+	/* Wake early enough to spin up to the bound, unless that moment has
+	 * passed: the loop then found no spinner slot (or may not claim by
+	 * spinning), and cutting the sleep would only make it a loop of
+	 * system calls that time out at once, on the CPU the holder needs. */
+	uint64_t early = me->fair_at - awake_margin();
+	if (!me->claimant && me->fair_at != HWS_FOREVER && early < end && early > now)
+		end = early;
 	if (wants_nap(me, v)) {
 		uint64_t nap_end = now + nap_ns(me);
 		if (!keep_parked(me))
@@ -545,6 +564,15 @@ static void sleep_a_while(struct waiter *me, uint32_t v, uint64_t until)
 		if (end != HWS_FOREVER && hws_now_ns() >= end)
 			slept_until(end);
 	}
+}
+
+/* Whether this thread runs under a real-time policy.  Asked when a wait
+ * begins, not cached: a thread becomes real-time in ways the lock cannot see
+ * (pthread_setschedparam, chrt, sched_setattr from another process). */
+static bool running_realtime(void)
+{
+	int p = sched_getscheduler(0);
+	return p == SCHED_FIFO || p == SCHED_RR;
 }
 
 /* Most contended acquisitions end within one critical section: wait that
@@ -592,6 +620,7 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 	if (mode() == HWS_AUTO_ADAPT && max_spinners() && !crowded(&me) &&
 	    spin_budget(&me, me.gen0) && prespin(&me))
 		return won(&me);
+	me.realtime = running_realtime();
 	uint64_t now = hws_now_ns(), fair = fair_ns();
 	me.arrived = now;
 	me.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair;
@@ -616,7 +645,9 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		 * spins up to the bound and claims there (spin()). */
 		uint64_t budget = spin_budget(&me, v);
 		bool gentle = false;
-		if (!sleeping_claims() && mode() != HWS_AUTO_FORCE_SPIN && !me.claimant &&
+		if (me.realtime && mode() == HWS_AUTO_ADAPT)
+			budget = budget < REALTIME_SPIN_NS ? budget : REALTIME_SPIN_NS;
+		else if (!sleeping_claims() && mode() != HWS_AUTO_FORCE_SPIN && !me.claimant &&
 		    me.fair_at != HWS_FOREVER && now + awake_margin() >= me.fair_at) {
 			uint64_t to_bound = me.fair_at > now ? me.fair_at - now : 0;
 			gentle = budget < to_bound;
