@@ -109,10 +109,10 @@ int hws_shim_configure(void)
 		hws_wait_init(&c->spin_wait, "pause");
 	const char *trace = getenv("HWSYNC_TRACE");
 	if (trace && *trace) {
-		int err = hws_trace_open(trace);
+		int err = hws_trace_open(trace, c->trace_file, sizeof c->trace_file);
 		if (err) {
 			hws_shim_say("HWSYNC_TRACE='%s': cannot write: %s; running on the native "
-				     "implementation", trace, strerror(err));
+				     "implementation", trace, hws_last_error());
 			return EINVAL;
 		}
 		c->trace = 1;
@@ -123,8 +123,8 @@ int hws_shim_configure(void)
 		return ENOMEM;
 	}
 	if (c->verbose)
-		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s%s%s", c->lock_kind,
+		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s%s%s%s", c->lock_kind,
 			     c->lock_used, c->wait_spec, c->barrier_kind, c->stats ? ", stats" : "",
-			     c->trace ? ", trace" : "");
+			     c->trace ? ", trace to " : "", c->trace ? c->trace_file : "");
 	return 0;
 }

@@ -15,7 +15,8 @@
  * natives.c (the native functions), config.c (the HWSYNC_* environment),
  * passthrough.c (messages; what went native), time.c (deadlines), then one
  * file per family of interposed functions, the lock paths (shim_lock.c),
- * the spin lock's waiter (spin_wait.c), stats.c and trace.c.
+ * the spin lock's waiter (spin_wait.c), stats.c and trace.c, and the
+ * per-process output files (outfile.c).
  */
 #ifndef HWS_PRELOAD_SHIM_H
 #define HWS_PRELOAD_SHIM_H
@@ -25,6 +26,7 @@
 #endif
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -96,6 +98,7 @@ struct hws_shim_config {
 	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else
 				  * pause (pause, spin: the spin lock's own backoff) */
 	int stats, verbose, trace;
+	char trace_file[1200];   /* the name HWSYNC_TRACE became (hws_open_output) */
 	int instrument;          /* stats || trace: the lock paths count or record */
 	int pid;                 /* process that read the configuration */
 	int err_fd;              /* stderr as it was at start-up (programs such as
@@ -122,6 +125,13 @@ static inline int hws_shim_on(void)
 		return 0;
 	return hws_shim_on_slow();
 }
+
+/* Open an output file of this process for writing (outfile.c): spec with %p
+ * (pid), %h (host name) and %% expanded; when a live process holds that name,
+ * NAME.<pid>, then NAME.<host>.<pid>.  The file stays locked (flock) until
+ * the process ends.  The stream, with the name taken in used, or NULL with
+ * errno set (and hws_last_error()). */
+FILE *hws_open_output(const char *spec, char *used, size_t used_len);
 
 /* One line on stderr, "hwsync: ..." (write(2), safe before main). */
 void hws_shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -252,7 +262,8 @@ void hws_stats_count_barrier(unsigned family, int last, uint64_t wait_ns);
 void hws_stats_atfork_child(void);
 void hws_stats_print(void);
 
-int hws_trace_open(const char *path);   /* 0 or errno */
+/* 0 or errno (hws_last_error() says why); used gets the file's name. */
+int hws_trace_open(const char *path, char *used, size_t used_len);
 /* A complete event ("ph":"X") on this thread. */
 void hws_trace_span(const char *name, const void *obj, uint64_t start_ns, uint64_t end_ns);
 void hws_trace_write(void);

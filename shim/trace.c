@@ -33,9 +33,9 @@ static _Atomic(struct trace_buf *) bufs;
 static _Thread_local struct trace_buf *mine;
 static _Thread_local int no_buf;
 
-int hws_trace_open(const char *path)
+int hws_trace_open(const char *path, char *used, size_t used_len)
 {
-	trace_file = fopen(path, "w");
+	trace_file = hws_open_output(path, used, used_len);
 	if (!trace_file)
 		return errno;
 	trace_t0 = hws_now_ns();

@@ -66,7 +66,9 @@ static const char usage[] =
 "  --wait POLICY    wait policy spec (HWSYNC_WAIT; default adaptive)\n"
 "  --barrier KIND   barrier kind (HWSYNC_BARRIER; default central)\n"
 "  --stats          summary on stderr at exit (HWSYNC_STATS=1)\n"
-"  --trace FILE     Chrome trace-event JSON of lock and barrier waits (HWSYNC_TRACE)\n"
+"  --trace FILE     Chrome trace-event JSON of lock and barrier waits (HWSYNC_TRACE),\n"
+"                   one file per process: %%p in FILE is the pid, %%h the host; else a\n"
+"                   second live process writes FILE.<pid>\n"
 "  --verbose        say what is passed to the native implementation (HWSYNC_VERBOSE=1)\n"
 "  --preload LIB    the shim library to use (default: next to hwsync, then %s)\n";
 
@@ -78,6 +80,34 @@ static void print_usage(void)
 	hws_cli_print_list(stdout, "barrier kinds", 16, hws_barrier_kinds(), NULL);
 	hws_cli_print_list(stdout, "wait policies", 16, hws_wait_kinds(),
 			   "(which of them this machine has: hwsync info)");
+}
+
+/* An output file spec (docs/preload.md): only %p, %h and %% as % sequences,
+ * and a writable folder.  Nothing is created or truncated here: under a
+ * launcher, another rank may already be writing the file. */
+static int check_output(const char *spec)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(spec, '/');
+	for (const char *s = spec; *s; s++)
+		if (*s == '%' && !(s[1] == 'p' || s[1] == 'h' || s[1] == '%')) {
+			fprintf(stderr, "hwsync run: --trace '%s': unknown '%%%c' (known: %%p, "
+				"%%h, %%%%)\n", spec, s[1] ? s[1] : ' ');
+			return -1;
+		} else if (*s == '%') {
+			s++;
+		}
+	if (!*spec || (slash && slash[1] == 0)) {
+		fprintf(stderr, "hwsync run: --trace '%s': not a file name\n", spec);
+		return -1;
+	}
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - spec) + 1 : 1,
+		 slash ? spec : ".");
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "hwsync run: --trace '%s': %s: %s\n", spec, dir, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int hws_cmd_run(int argc, char **argv)
@@ -142,14 +172,8 @@ int hws_cmd_run(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (trace) {
-		FILE *f = fopen(trace, "w");
-		if (!f) {
-			fprintf(stderr, "hwsync run: --trace '%s': %s\n", trace, strerror(errno));
-			return 2;
-		}
-		fclose(f);
-	}
+	if (trace && check_output(trace))
+		return 2;
 	char path[PATH_MAX];
 	if (lib) {
 		if (access(lib, R_OK)) {
