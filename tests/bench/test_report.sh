@@ -23,18 +23,28 @@ if err=$(HWS_PYTHON=/bin/false "$hws" report x.json -o "$tmp/x" 2>&1); then
 "$hws" bench asym --light 0,10 --impls pthread-barrier,ck-centralized,hwsync-central \
   --policies futex --reps 2 --warmup 0 --duration 5ms --out "$tmp/r.json" >/dev/null
 "$hws" report "$tmp/r.json" -o "$tmp/rep" >/dev/null
-for f in report.md report.html asym-fig4.png asym-throughput.png; do
+for f in report.md report.html figures.json; do
   [ -s "$tmp/rep/$f" ] || { echo "FAIL: $f missing"; ls "$tmp/rep"; exit 1; }
 done
-grep -q "## Machine" "$tmp/rep/report.md" || { echo "FAIL: no machine section"; exit 1; }
+# the figures, read back from what the plotting code recorded
+"$py" "$src/tests/bench/check_report_figures.py" "$tmp/r.json" "$tmp/rep" >/dev/null ||
+  { "$py" "$src/tests/bench/check_report_figures.py" "$tmp/r.json" "$tmp/rep"; exit 1; }
+# the summary comes first: machine, key numbers, skipped, then the experiments
+order=$(grep -n "^### Machine\|^### Key numbers\|^### Skipped\|^## asym" "$tmp/rep/report.md" | cut -d: -f2 | tr '\n' ,)
+case "$order" in "### Machine,### Key numbers,### Skipped, and why,## asym"*) ;;
+  *) echo "FAIL: report.md in the order $order"; exit 1 ;; esac
+grep -q "^| asym | throughput (light=0, placement=.*) | hwsync-.* vs .*x (" "$tmp/rep/report.md" ||
+  { echo "FAIL: no asym key number"; exit 1; }
 grep -q "skipped: " "$tmp/rep/report.md" || { echo "FAIL: no skipped list"; exit 1; }
-grep -q "best peer" "$tmp/rep/report.md" || { echo "FAIL: no ratio column"; exit 1; }
+grep -q "throughput / best peer" "$tmp/rep/report.md" || { echo "FAIL: no ratio column"; exit 1; }
+grep -q "<table class='sortable" "$tmp/rep/report.html" || { echo "FAIL: no sortable table"; exit 1; }
 # locks: the summary table (hwsync-auto / peer) after the rows
 "$hws" bench locks --cs 10 --threads 2 --cpus 0 --oversub 0 --stages off \
   --impls pthread-mutex,hwsync-auto --reps 2 --warmup 0 --duration 5ms --out "$tmp/l.json" >/dev/null
 "$hws" report "$tmp/l.json" -o "$tmp/lrep" >/dev/null
 grep -q "^Summary: hwsync-auto vs peers" "$tmp/lrep/report.md" &&
-  grep -q "^| hwsync-auto | - | 2 | 10 | 0 | .* | best | pthread-mutex | .* auto/peer" "$tmp/lrep/report.md" ||
+  grep -q "^| hwsync-auto | - | 2 | 10 | 0 | .* | best | pthread-mutex | [0-9.]* \[" "$tmp/lrep/report.md" &&
+  grep -q "^| impl | policy | .* | throughput_ratio (auto/peer) |" "$tmp/lrep/report.md" ||
   { echo "FAIL: no locks summary table"; exit 1; }
 # shim: the paired ratios per pattern, as a plot and a table (when the shim is built)
 "$hws" bench shim --patterns mutex,startup --starts 3 --reps 2 --warmup 0 --duration 5ms \
@@ -42,7 +52,9 @@ grep -q "^Summary: hwsync-auto vs peers" "$tmp/lrep/report.md" &&
 if "$py" -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["experiments"][0]["rows"])' \
      "$tmp/s.json"; then
   "$hws" report "$tmp/s.json" -o "$tmp/srep" >/dev/null
-  [ -s "$tmp/srep/shim-ratios.png" ] || { echo "FAIL: shim-ratios.png missing"; exit 1; }
+  [ -s "$tmp/srep/shim-ratios-1.png" ] || { echo "FAIL: shim-ratios-1.png missing"; exit 1; }
+  "$py" "$src/tests/bench/check_report_figures.py" "$tmp/s.json" "$tmp/srep" >/dev/null ||
+    { echo "FAIL: shim figures"; exit 1; }
   grep -q "^| startup .*hwsync-shim-auto adaptive | .* us |$" "$tmp/srep/report.md" ||
     { echo "FAIL: no shim ratio table"; exit 1; }
 fi
