@@ -9,11 +9,15 @@
  * The measurement's interval starts at the first feature query, so a process
  * that needs the frequency 20 ms or more after that gets it without waiting
  * (hws_counter_hz_ready). */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <hwsync/arch.h>
 #include "arch/internal.h"
 #if defined(__x86_64__)
@@ -37,17 +41,26 @@ static _Atomic uint64_t rate_hz;
 static uint64_t anchor_ns, anchor_tsc;
 #define RATE_INTERVAL_NS 20000000ull	/* measure the counter over >= 20 ms */
 
+/* A number from a sysfs file, with a small buffer and no stdio: detection
+ * may run on the first wait of a thread with a PTHREAD_STACK_MIN stack. */
 static __attribute__((unused)) int read_u64_file(const char *path, uint64_t *out)
 {
-	FILE *f = fopen(path, "re");
-	unsigned long long v;
-	int ok;
+	char buf[32], *end;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return -1;
-	ok = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	if (!ok)
+	do
+		n = read(fd, buf, sizeof buf - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	unsigned long long v = strtoull(buf, &end, 10);
+	if (end == buf || errno)
 		return -1;
 	*out = v;
 	return 0;

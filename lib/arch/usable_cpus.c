@@ -15,13 +15,15 @@
  * cgroup namespace, /proc/self/cgroup names the host's path while the
  * container's own cgroup (and its limit) is mounted as the root. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdbool.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <hwsync/arch.h>
 
 static unsigned affinity_cpus(void)
@@ -37,97 +39,237 @@ static unsigned affinity_cpus(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-/* ceil(quota / period) from a cgroup v2 cpu.max or the two v1 files; 0 when
- * the file is missing or says "max" / -1. */
-static unsigned quota_cpus_v2(const char *dir)
+/* The files are read with raw system calls into buffers of a few hundred
+ * bytes, walking the cgroup path one directory at a time (openat from the
+ * mount), never with stdio or malloc: the first call may come from a
+ * waiter's slow path on a thread with a PTHREAD_STACK_MIN stack (16 KiB),
+ * or inside a lock that a replacement allocator holds. */
+
+static int open_at(int dir, const char *name, int flags)
 {
-	char path[8480], q[32];
-	unsigned long long quota, period;
-	snprintf(path, sizeof path, "%s/cpu.max", dir);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	int n = fscanf(f, "%31s %llu", q, &period);
-	fclose(f);
-	if (n != 2 || !strcmp(q, "max") || sscanf(q, "%llu", &quota) != 1 || !period)
-		return 0;
-	return (unsigned)((quota + period - 1) / period) ?: 1;
+	int fd;
+	do
+		fd = openat(dir, name, flags | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	return fd;
 }
 
-static unsigned quota_cpus_v1(const char *dir)
+/* The start of a small file (a cgroup limit: one line), NUL-terminated;
+ * false when it is missing or empty. */
+static bool read_small(int dir, const char *name, char *buf, size_t len)
 {
-	char path[8480];
-	long long quota = -1, period = 0;
-	snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%lld", &quota) != 1)
-		quota = -1;
-	fclose(f);
-	snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-	if ((f = fopen(path, "re"))) {
-		if (fscanf(f, "%lld", &period) != 1)
-			period = 0;
-		fclose(f);
+	int fd = open_at(dir, name, O_RDONLY);
+	size_t have = 0;
+	if (fd < 0)
+		return false;
+	while (have + 1 < len) {
+		ssize_t n = read(fd, buf + have, len - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
 	}
+	close(fd);
+	buf[have] = '\0';
+	return have > 0;
+}
+
+/* A decimal number at *p (optionally negative), moving *p past it. */
+static bool parse_num(const char **p, long long *out)
+{
+	const char *s = *p;
+	bool neg = *s == '-';
+	unsigned long long v = 0;
+	s += neg;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (unsigned long long)LLONG_MAX / 10)
+			return false;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	if (v > (unsigned long long)LLONG_MAX)
+		return false;
+	*out = neg ? -(long long)v : (long long)v;
+	*p = s;
+	return true;
+}
+
+static unsigned ceil_cpus(long long quota, long long period)
+{
 	if (quota <= 0 || period <= 0)
 		return 0;
-	return (unsigned)((quota + period - 1) / period) ?: 1;
+	unsigned long long n = ((unsigned long long)quota + (unsigned long long)period - 1) /
+			       (unsigned long long)period;
+	return n > UINT_MAX ? UINT_MAX : (unsigned)n ?: 1;
 }
 
-/* Where the v1 hierarchy holding the cpu controller is: a directory named
- * after the controllers it was mounted with ("cpu,cpuacct"), which most
- * distributions also link as "cpu"; either name may be the only one. */
-static void v1_base(char *base, size_t len, const char *mount, const char *ctrls)
+/* ceil(quota / period) from a cgroup v2 cpu.max ("QUOTA PERIOD") or the two
+ * v1 files of the directory DIR; 0 when a file is missing or says "max" /
+ * -1. */
+static unsigned quota_cpus_v2(int dir)
 {
-	struct stat st;
-	snprintf(base, len, "%s/%s", mount, ctrls);
-	if (stat(base, &st) || !S_ISDIR(st.st_mode))
-		snprintf(base, len, "%s/cpu", mount);
+	char buf[64];
+	const char *p = buf;
+	long long quota, period;
+	if (!read_small(dir, "cpu.max", buf, sizeof buf) || !parse_num(&p, &quota))
+		return 0;   /* also "max" */
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!parse_num(&p, &period))
+		return 0;
+	return ceil_cpus(quota, period);
+}
+
+static unsigned quota_cpus_v1(int dir)
+{
+	char buf[32];
+	const char *p = buf;
+	long long quota, period;
+	if (!read_small(dir, "cpu.cfs_quota_us", buf, sizeof buf) || !parse_num(&p, &quota))
+		return 0;
+	p = buf;
+	if (!read_small(dir, "cpu.cfs_period_us", buf, sizeof buf) || !parse_num(&p, &period))
+		return 0;
+	return ceil_cpus(quota, period);
+}
+
+/* /proc/PID/cgroup, a character at a time through a small buffer. */
+struct reader {
+	int fd;
+	unsigned pos, len;
+	char buf[128];
+};
+
+static int next_char(struct reader *r)
+{
+	if (r->pos == r->len) {
+		ssize_t n;
+		do
+			n = read(r->fd, r->buf, sizeof r->buf);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return EOF;
+		r->len = (unsigned)n;
+		r->pos = 0;
+	}
+	return (unsigned char)r->buf[r->pos++];
+}
+
+static int skip_line(struct reader *r, int ch)
+{
+	while (ch != '\n' && ch != EOF)
+		ch = next_char(r);
+	return ch;
+}
+
+/* The cgroup directory at the mount's root, then each one below it on the
+ * way to this line's cgroup: the smallest limit seen, or BEST.  The path is
+ * read a component at a time (a cgroup path may be as long as PATH_MAX); a
+ * directory that is not there (a host path seen from inside a container)
+ * ends the walk.  Returns the character that ended the line. */
+static int walk(struct reader *r, int base, bool v2, unsigned *best)
+{
+	char name[256];   /* NAME_MAX + 1 */
+	size_t n = 0;
+	int dir = base, ch = 0;
+	for (;;) {
+		unsigned q = v2 ? quota_cpus_v2(dir) : quota_cpus_v1(dir);
+		if (q && (!*best || q < *best))
+			*best = q;
+		if (ch == '\n' || ch == EOF) {   /* that was the line's cgroup */
+			if (dir != base)
+				close(dir);
+			return ch;
+		}
+		/* the next non-empty component */
+		n = 0;
+		while ((ch = next_char(r)) != '\n' && ch != EOF) {
+			if (ch == '/') {
+				if (n)
+					break;
+				continue;
+			}
+			if (n + 1 >= sizeof name)
+				break;   /* longer than NAME_MAX: no such directory */
+			name[n++] = (char)ch;
+		}
+		int sub = -1;
+		if (n && n + 1 < sizeof name) {
+			name[n] = '\0';
+			sub = open_at(dir, name, O_PATH | O_DIRECTORY);
+		}
+		if (dir != base)
+			close(dir);
+		if (sub < 0)
+			return skip_line(r, ch);
+		dir = sub;
+	}
 }
 
 unsigned hws_cgroup_cpu_limit(const char *mount, const char *self_cgroup)
 {
-	char line[4096], base[4352], dir[8448];
+	struct reader r = { .fd = open_at(AT_FDCWD, self_cgroup, O_RDONLY) };
+	char ctrls[128], tok[8];
 	unsigned best = 0;
-	FILE *f = fopen(self_cgroup, "re");
-	if (!f)
+	int mnt, ch = 0;
+	if (r.fd < 0)
 		return 0;
-	while (fgets(line, sizeof line, f)) {
-		/* "ID:CONTROLLERS:PATH"; v2 is "0::PATH", v1's cpu line names cpu. */
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
+	mnt = open_at(AT_FDCWD, mount, O_PATH | O_DIRECTORY);
+	/* Lines "ID:CONTROLLERS:PATH"; v2 is "0::PATH", v1's cpu line names cpu
+	 * among its comma-separated controllers. */
+	while (mnt >= 0 && ch != EOF) {
+		size_t nc = 0, nt = 0;
+		bool v1 = false, too_long = false;
+		while ((ch = next_char(&r)) != ':' && ch != '\n' && ch != EOF)
+			;   /* the hierarchy ID */
+		if (ch != ':') {
+			ch = skip_line(&r, ch);
 			continue;
-		*c2 = '\0';
-		char *ctrl = c1 + 1, *path = c2 + 1, ctrls[256];
-		path[strcspn(path, "\n")] = '\0';
-		snprintf(ctrls, sizeof ctrls, "%s", ctrl);   /* strtok_r cuts ctrl */
-		bool v2 = !*ctrl, v1 = false;
-		for (char *save, *t = strtok_r(ctrl, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			v1 |= !strcmp(t, "cpu");
-		if (!v2 && !v1)
-			continue;
-		if (v2)
-			snprintf(base, sizeof base, "%s", mount);
-		else
-			v1_base(base, sizeof base, mount, ctrls);
-		/* This cgroup and each one above it, the mount's root last. */
-		size_t len = strlen(path);
-		while (len && path[len - 1] == '/')
-			path[--len] = '\0';
-		for (;;) {
-			snprintf(dir, sizeof dir, "%s%s", base, path);
-			unsigned n = v2 ? quota_cpus_v2(dir) : quota_cpus_v1(dir);
-			if (n && (!best || n < best))
-				best = n;
-			char *slash = strrchr(path, '/');
-			if (!slash)
-				break;
-			*slash = '\0';
 		}
+		while ((ch = next_char(&r)) != ':' && ch != '\n' && ch != EOF) {
+			if (nc + 1 < sizeof ctrls)
+				ctrls[nc++] = (char)ch;
+			else
+				too_long = true;
+			if (ch != ',') {
+				tok[nt < sizeof tok - 1 ? nt : sizeof tok - 1] = (char)ch;
+				nt++;
+				continue;
+			}
+			v1 |= nt == 3 && !memcmp(tok, "cpu", 3);
+			nt = 0;
+		}
+		v1 |= nt == 3 && !memcmp(tok, "cpu", 3);
+		if (ch != ':' || (nc && !v1)) {
+			ch = skip_line(&r, ch);
+			continue;
+		}
+		int base;
+		if (!nc) {
+			base = mnt;
+		} else {
+			/* The v1 hierarchy holding cpu: a directory named after
+			 * the controllers it was mounted with ("cpu,cpuacct"),
+			 * which most distributions also link as "cpu"; either
+			 * name may be the only one. */
+			ctrls[nc] = '\0';
+			base = too_long ? -1 : open_at(mnt, ctrls, O_PATH | O_DIRECTORY);
+			if (base < 0)
+				base = open_at(mnt, "cpu", O_PATH | O_DIRECTORY);
+			if (base < 0) {
+				ch = skip_line(&r, ch);
+				continue;
+			}
+		}
+		ch = walk(&r, base, !nc, &best);
+		if (base != mnt)
+			close(base);
 	}
-	fclose(f);
+	if (mnt >= 0)
+		close(mnt);
+	close(r.fd);
 	return best;
 }
 

@@ -6,6 +6,7 @@
  *   test_usable_cpus one    also: this process may use exactly one CPU (run
  *                           it under `taskset -c 0`) */
 #include "common/test.h"
+#include <fcntl.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <hwsync/arch.h>
@@ -76,6 +77,42 @@ static void expect(unsigned want, const char *what)
 	}
 }
 
+/* A cgroup path longer than the 4 KiB a line buffer would hold: 24 levels of
+ * 200-character names, the limit at the deepest. */
+static void deep_path(void)
+{
+	static char self[24 * 201 + 8];
+	char name[201], dir[128];
+	size_t n = (size_t)snprintf(self, sizeof self, "0::");
+	memset(name, 'd', 200);
+	name[200] = '\0';
+	fresh(NULL);
+	snprintf(dir, sizeof dir, "%s/fs", root);
+	int fd[25];
+	fd[0] = open(dir, O_DIRECTORY | O_RDONLY);
+	CHECK(fd[0] >= 0);
+	for (int i = 0; i < 24; i++) {
+		CHECK(mkdirat(fd[i], name, 0700) == 0);
+		fd[i + 1] = openat(fd[i], name, O_DIRECTORY | O_RDONLY);
+		CHECK(fd[i + 1] >= 0);
+		n += (size_t)snprintf(self + n, sizeof self - n, "/%s", name);
+	}
+	int f = openat(fd[24], "cpu.max", O_WRONLY | O_CREAT, 0600);
+	CHECK(f >= 0);
+	CHECK(write(f, "100000 100000\n", 14) == 14);
+	close(f);
+	snprintf(self + n, sizeof self - n, "\n");
+	put("self", self);
+	expect(1, "v2: a path of 4824 characters");
+	/* nftw cannot remove a tree deeper than PATH_MAX */
+	CHECK(unlinkat(fd[24], "cpu.max", 0) == 0);
+	for (int i = 24; i-- > 0;) {
+		close(fd[i + 1]);
+		CHECK(unlinkat(fd[i], name, AT_REMOVEDIR) == 0);
+	}
+	close(fd[0]);
+}
+
 static void cgroup_cases(void)
 {
 	fresh("0::/a/b\n");
@@ -134,6 +171,25 @@ static void cgroup_cases(void)
 	put("fs/cpu/s/cpu.cfs_period_us", "100000\n");
 	put("fs/s/cpu.max", "200000 100000\n");
 	expect(2, "hybrid v1 + v2");
+
+	fresh("0::/host/a/b");   /* no newline at the end */
+	put("fs/cpu.max", "200000 100000\n");
+	put("fs/host/cpu.max", "100000 100000");
+	expect(1, "v2: last line without a newline");
+	fresh("0::/gone/a\n");
+	put("fs/cpu.max", "200000 100000\n");
+	expect(2, "v2: a path not under the mount (a host path seen in a container)");
+	fresh("0::/a//b/\n");
+	put("fs/a/b/cpu.max", "100000 100000\n");
+	expect(1, "v2: empty components");
+	fresh("1:cpu:/x\n0::/y\n1:cpu:/z\n");
+	put("fs/cpu/x/cpu.cfs_quota_us", "300000\n");
+	put("fs/cpu/x/cpu.cfs_period_us", "100000\n");
+	put("fs/y/cpu.max", "500000 100000\n");
+	put("fs/cpu/z/cpu.cfs_quota_us", "400000\n");
+	put("fs/cpu/z/cpu.cfs_period_us", "100000\n");
+	expect(3, "each line's own path, three lines");
+	deep_path();
 
 	fresh(NULL);
 	expect(0, "no cgroup file");
