@@ -8,5 +8,6 @@
 #include <hwsync/event.h>
 #include <hwsync/condvar.h>
 #include <hwsync/sem.h>
+#include <hwsync/rwlock.h>
 #include <hwsync/topo.h>
 #endif

@@ -1,0 +1,96 @@
+/* BRAVO's slot table and its slow paths (hwsync/rwlock_bravo.h): the
+ * reader that goes through the underlying lock (and turns the bias back
+ * on), and the writer's revocation. */
+#include <hwsync/rwlock_bravo.h>
+
+/* 16-byte slots: four to a 64-byte line.  Zero: every slot free. */
+struct hws_rw_bravo_slot hws_rw_bravo_slots[HWS_RW_BRAVO_SLOTS] HWS_ALIGNED_LINE;
+
+int hws_rw_bravo_core_rdlock_slow(hws_rw_bravo_core_t *c, const hws_wait_t *w,
+				  uint64_t deadline_ns, int try_only)
+{
+	int rc = try_only ? hws_rw_reader_core_tryrdlock(&c->rw)
+			  : hws_rw_reader_core_rdlock(&c->rw, w, deadline_ns);
+	/* relaxed: both are changed only under the underlying write lock
+	 * (and rbias by readers like us, with the same value). */
+	if (rc == 0 && !atomic_load_explicit(&c->rbias, memory_order_relaxed) &&
+	    hws_now_ns() >= atomic_load_explicit(&c->inhibit_until, memory_order_relaxed))
+		/* release: a fast reader that reads 1 acquires everything the
+		 * last writer did (we hold the read lock, so it has left). */
+		atomic_store_explicit(&c->rbias, 1, memory_order_release);
+	return rc;
+}
+
+/* Wait until no slot names the lock: 0 or ETIMEDOUT. */
+static int drain(hws_rw_bravo_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
+{
+	uintptr_t me = (uintptr_t)c;
+
+	for (unsigned i = 0; i < HWS_RW_BRAVO_SLOTS; i++) {
+		struct hws_rw_bravo_slot *s = &hws_rw_bravo_slots[i];
+		/* seq_cst: the writer's half of the publish/revoke handshake
+		 * (the header); also acquires the reader's section. */
+		while (atomic_load_explicit(&s->lock, memory_order_seq_cst) == me) {
+			/* relaxed: only the value to wait on; the lock word is
+			 * re-read before and after. */
+			uint32_t o = atomic_load_explicit(&s->owner, memory_order_relaxed);
+			/* acquire: pairs with the reader's release emptying it. */
+			if (atomic_load_explicit(&s->lock, memory_order_acquire) != me)
+				break;
+			if (!w)
+				return ETIMEDOUT;   /* a try: never waits */
+			if (hws_wait_while_eq32(&s->owner, o, w, deadline_ns) == ETIMEDOUT &&
+			    atomic_load_explicit(&s->lock, memory_order_acquire) == me)
+				return ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* Under the underlying write lock: revoke the bias if it is on. */
+static int revoke(hws_rw_bravo_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
+{
+	/* relaxed: only changed under the write lock, which we hold. */
+	if (!atomic_load_explicit(&c->rbias, memory_order_relaxed))
+		return 0;
+	/* seq_cst: see the header's handshake. */
+	atomic_store_explicit(&c->rbias, 0, memory_order_seq_cst);
+	uint64_t t0 = hws_now_ns();
+	int rc = drain(c, w, deadline_ns);
+	uint64_t t1 = hws_now_ns();
+	if (rc) {
+		/* Readers are still in their slots: the bias goes back on,
+		 * or the next writer, finding it off, would not wait for
+		 * them.  release: as a reader's re-enable (we hold W). */
+		atomic_store_explicit(&c->rbias, 1, memory_order_release);
+		return rc;
+	}
+	/* relaxed: read by readers that hold the read lock, after our release
+	 * of the write lock. */
+	atomic_store_explicit(&c->inhibit_until, t1 + (t1 - t0) * HWS_RW_BRAVO_INHIBIT,
+			      memory_order_relaxed);
+	return 0;
+}
+
+int hws_rw_bravo_core_wrlock(hws_rw_bravo_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
+{
+	int rc = hws_rw_reader_core_wrlock(&c->rw, w, deadline_ns);
+	if (rc)
+		return rc;
+	if (revoke(c, w, deadline_ns)) {
+		hws_rw_reader_core_wrunlock(&c->rw);
+		return ETIMEDOUT;
+	}
+	return 0;
+}
+
+int hws_rw_bravo_core_trywrlock(hws_rw_bravo_core_t *c)
+{
+	if (hws_rw_reader_core_trywrlock(&c->rw))
+		return EBUSY;
+	if (revoke(c, NULL, 0)) {
+		hws_rw_reader_core_wrunlock(&c->rw);
+		return EBUSY;
+	}
+	return 0;
+}
