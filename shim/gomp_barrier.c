@@ -1,15 +1,30 @@
-/* `#pragma omp barrier` (GOMP_barrier, also emitted at the end of `single`)
- * on an hwsync barrier.
+/* OpenMP team barriers on an hwsync barrier: `#pragma omp barrier`
+ * (GOMP_barrier, also emitted at the end of `single` and of statically
+ * scheduled loops) and the barriers at the end of dynamic, guided, runtime
+ * and ordered loops (GOMP_loop_end) and of `sections` (GOMP_sections_end).
  *
- * GOMP_barrier names no team, so the shim wraps GOMP_parallel: the wrapper
- * the team runs records the team's shim state in thread-local storage, and
- * GOMP_barrier uses one hwsync barrier per team (created on the team's first
- * barrier with omp_get_num_threads() threads, destroyed when GOMP_parallel
- * returns).  Teams started another way (GOMP_parallel_start, combined
- * parallel-loop/sections entry points, teams) have no shim state: all their
- * threads pass GOMP_barrier to libgomp, so a team never splits (a nested
- * team's master, which still carries the outer team's state, is told apart
- * by omp_get_level()).
+ * GOMP_barrier names no team, so the shim wraps every entry point that
+ * starts a team and runs the program's function in it: GOMP_parallel, the
+ * combined GOMP_parallel_loop_* and GOMP_parallel_sections, and
+ * GOMP_parallel_reductions.  The wrapper each thread of the team runs
+ * records the team's shim state in thread-local storage, and the barriers
+ * use one hwsync barrier per team (created on the team's first barrier with
+ * omp_get_num_threads() threads, destroyed when the team's entry point
+ * returns).  Teams started another way (the legacy GOMP_parallel_start and
+ * GOMP_parallel_*_start of GCC before 4.9, whose master runs the function
+ * outside any wrapper) have no shim state: all their threads pass every
+ * barrier to libgomp, so a team never splits (a nested team's master, which
+ * still carries the outer team's state, is told apart by omp_get_level()).
+ *
+ * The end of a work-share: libgomp's GOMP_loop_end is its _nowait twin
+ * plus a team barrier (work.c: gomp_work_share_end frees the previous work
+ * share in the last thread to arrive at the barrier; gomp_work_share_end_nowait
+ * frees it in the last thread to finish, counted in threads_completed).
+ * Either way the bookkeeping is done once per work share by the last of the
+ * team, so the shim calls the _nowait twin and then meets the team on the
+ * hwsync barrier.  Loops and sections that may be cancelled end in the
+ * _cancel forms, whose barrier is released by GOMP_cancel inside libgomp's
+ * barrier state: they stay with libgomp (docs/preload.md).
  *
  * A barrier is a task scheduling point: pending tasks must run before
  * threads leave it, and only libgomp can run them.  GOMP_task,
@@ -22,8 +37,8 @@
  * slot (k + 2) % 3, which everyone finished reading before arriving at k and
  * nobody writes before leaving k + 1.
  *
- * Not routed: implicit barriers at the end of worksharing constructs and of
- * the parallel region (libgomp-internal), GOMP_barrier_cancel, atomics.
+ * Not routed: the join at the end of the parallel region (libgomp's team
+ * management), GOMP_barrier_cancel and the _cancel work-share ends, atomics.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,6 +61,9 @@ struct in_team {
 static _Thread_local struct in_team cur;
 
 struct region {
+	/* GOMP_parallel_reductions reads the first word of its data argument
+	 * (the reductions array): the region's copy of it. */
+	void *first_word;
 	void (*fn)(void *);
 	void *data;
 	struct team *team;
@@ -62,8 +80,28 @@ typedef void (*taskloop_ull_fn)(void (*)(void *), void *, void (*)(void *, void 
 				unsigned, unsigned long, int, unsigned long long,
 				unsigned long long, unsigned long long);
 
+typedef void (*ploop_fn)(void (*)(void *), void *, unsigned, long, long, long, long, unsigned);
+typedef void (*ploop_rt_fn)(void (*)(void *), void *, unsigned, long, long, long, unsigned);
+typedef void (*psections_fn)(void (*)(void *), void *, unsigned, unsigned, unsigned);
+typedef unsigned (*preductions_fn)(void (*)(void *), void *, unsigned, unsigned);
+
 GOMP_FN(n_parallel, parallel_fn, "GOMP_parallel", "GOMP_4.0")
+GOMP_FN(n_ploop_static, ploop_fn, "GOMP_parallel_loop_static", "GOMP_4.0")
+GOMP_FN(n_ploop_dynamic, ploop_fn, "GOMP_parallel_loop_dynamic", "GOMP_4.0")
+GOMP_FN(n_ploop_guided, ploop_fn, "GOMP_parallel_loop_guided", "GOMP_4.0")
+GOMP_FN(n_ploop_nm_dynamic, ploop_fn, "GOMP_parallel_loop_nonmonotonic_dynamic", "GOMP_4.5")
+GOMP_FN(n_ploop_nm_guided, ploop_fn, "GOMP_parallel_loop_nonmonotonic_guided", "GOMP_4.5")
+GOMP_FN(n_ploop_runtime, ploop_rt_fn, "GOMP_parallel_loop_runtime", "GOMP_4.0")
+GOMP_FN(n_ploop_nm_runtime, ploop_rt_fn, "GOMP_parallel_loop_nonmonotonic_runtime", "GOMP_5.0")
+GOMP_FN(n_ploop_mnm_runtime, ploop_rt_fn, "GOMP_parallel_loop_maybe_nonmonotonic_runtime",
+	"GOMP_5.0")
+GOMP_FN(n_psections, psections_fn, "GOMP_parallel_sections", "GOMP_4.0")
+GOMP_FN(n_preductions, preductions_fn, "GOMP_parallel_reductions", "GOMP_5.0")
 GOMP_FN(n_barrier, void_fn, "GOMP_barrier", "GOMP_1.0")
+GOMP_FN(n_loop_end, void_fn, "GOMP_loop_end", "GOMP_1.0")
+GOMP_FN(n_loop_end_nowait, void_fn, "GOMP_loop_end_nowait", "GOMP_1.0")
+GOMP_FN(n_sections_end, void_fn, "GOMP_sections_end", "GOMP_1.0")
+GOMP_FN(n_sections_end_nowait, void_fn, "GOMP_sections_end_nowait", "GOMP_1.0")
 GOMP_FN(n_num_threads, int_fn, "omp_get_num_threads", "OMP_1.0")
 GOMP_FN(n_level, int_fn, "omp_get_level", "OMP_3.0")
 GOMP_FN(n_task, task_fn, "GOMP_task", "GOMP_2.0")
@@ -81,6 +119,16 @@ static void run_region(void *arg)
 	cur = saved;
 }
 
+/* After the team's entry point returned: every thread has left run_region
+ * (libgomp joined the team), so the team's barrier can go. */
+static void team_done(struct team *t)
+{
+	/* relaxed: the join ordered the team's stores before this load. */
+	hws_barrier_t *b = atomic_load_explicit(&t->b, memory_order_relaxed);
+	if (b && b != BARRIER_FAILED)
+		hws_barrier_destroy(b);
+}
+
 HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
 			      unsigned flags)
 {
@@ -90,13 +138,79 @@ HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threa
 	}
 	struct team t;
 	memset(&t, 0, sizeof t);
-	struct region r = { fn, data, &t };
+	struct region r = { NULL, fn, data, &t };
 	n_parallel()(run_region, &r, num_threads, flags);
-	/* Every thread has left run_region: libgomp joined the team. */
-	/* relaxed: the join ordered the team's stores before this load. */
-	hws_barrier_t *b = atomic_load_explicit(&t.b, memory_order_relaxed);
-	if (b && b != BARRIER_FAILED)
-		hws_barrier_destroy(b);
+	team_done(&t);
+}
+
+/* The combined parallel loops: libgomp sets up the loop's work share for the
+ * team and runs fn, whose threads take iterations with GOMP_loop_*_next and
+ * end with GOMP_loop_end_nowait before the join. */
+#define PARALLEL_LOOP(name, native) \
+	HWS_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, \
+			     long end, long incr, long chunk, unsigned flags) \
+	{ \
+		if (!hws_shim_on()) { \
+			native()(fn, data, num_threads, start, end, incr, chunk, flags); \
+			return; \
+		} \
+		struct team t; \
+		memset(&t, 0, sizeof t); \
+		struct region r = { NULL, fn, data, &t }; \
+		native()(run_region, &r, num_threads, start, end, incr, chunk, flags); \
+		team_done(&t); \
+	}
+#define PARALLEL_LOOP_RUNTIME(name, native) \
+	HWS_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, \
+			     long end, long incr, unsigned flags) \
+	{ \
+		if (!hws_shim_on()) { \
+			native()(fn, data, num_threads, start, end, incr, flags); \
+			return; \
+		} \
+		struct team t; \
+		memset(&t, 0, sizeof t); \
+		struct region r = { NULL, fn, data, &t }; \
+		native()(run_region, &r, num_threads, start, end, incr, flags); \
+		team_done(&t); \
+	}
+PARALLEL_LOOP(GOMP_parallel_loop_static, n_ploop_static)
+PARALLEL_LOOP(GOMP_parallel_loop_dynamic, n_ploop_dynamic)
+PARALLEL_LOOP(GOMP_parallel_loop_guided, n_ploop_guided)
+PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic, n_ploop_nm_dynamic)
+PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, n_ploop_nm_guided)
+PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime, n_ploop_runtime)
+PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime, n_ploop_nm_runtime)
+PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime, n_ploop_mnm_runtime)
+
+HWS_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads,
+				       unsigned count, unsigned flags)
+{
+	if (!hws_shim_on()) {
+		n_psections()(fn, data, num_threads, count, flags);
+		return;
+	}
+	struct team t;
+	memset(&t, 0, sizeof t);
+	struct region r = { NULL, fn, data, &t };
+	n_psections()(run_region, &r, num_threads, count, flags);
+	team_done(&t);
+}
+
+/* `parallel reduction(task, ...)`: libgomp reads the reductions array from
+ * the first word of data before it starts the team, so the region carries a
+ * copy of that word first; the threads get the program's data back. */
+HWS_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
+					     unsigned num_threads, unsigned flags)
+{
+	if (!hws_shim_on())
+		return n_preductions()(fn, data, num_threads, flags);
+	struct team t;
+	memset(&t, 0, sizeof t);
+	struct region r = { *(void **)data, fn, data, &t };
+	unsigned n = n_preductions()(run_region, &r, num_threads, flags);
+	team_done(&t);
+	return n;
 }
 
 static hws_barrier_t *team_barrier(struct team *t)
@@ -119,29 +233,45 @@ static hws_barrier_t *team_barrier(struct team *t)
 	return b;
 }
 
-HWS_EXPORT void GOMP_barrier(void)
+/* The team this thread's barrier belongs to, or NULL when libgomp must serve
+ * it (a team the shim does not know, a barrier kind that cannot serve it);
+ * the same answer in every thread of the team. */
+static hws_barrier_t *my_barrier(struct team **tp)
 {
 	struct team *t = cur.team;
 	/* A team started inside ours by another entry point (its master still
 	 * has our state) is told apart by its nesting level. */
 	if (!t || n_level()() != cur.level) {
 		hws_pass(HWS_PASS_GOMP_TEAM);
-		n_barrier()();
-		return;
+		return NULL;
 	}
 	hws_barrier_t *b = team_barrier(t);
 	if (b == BARRIER_FAILED) {
 		if (n_num_threads()() > 1)
 			hws_pass(HWS_PASS_BARRIER_UNFIT);
-		n_barrier()();
-		return;
+		return NULL;
 	}
+	*tp = t;
+	return b;
+}
+
+/* One episode of the team's hwsync barrier; then, if any thread of the team
+ * created tasks, libgomp's barrier too, which runs them. */
+static void team_wait(struct team *t, hws_barrier_t *b)
+{
 	uint64_t k = cur.episode++;
 	uint64_t t0 = hws_cfg.stats || hws_cfg.trace ? hws_now_ns() : 0;
 	/* relaxed: the barrier orders these flag stores before the loads after it. */
 	if (atomic_load_explicit(&t->tasks, memory_order_relaxed))
 		atomic_store_explicit(&t->any_tasks[k % 3], 1, memory_order_relaxed);
+#ifndef HWS_TEST_BROKEN_OMP_BARRIER
 	int rc = hws_barrier_wait(b);
+#else
+	/* Test build only (tests/preload): a barrier that lets every thread
+	 * through at once, to show that the OpenMP phase test catches it. */
+	int rc = 0;
+	(void)b;
+#endif
 	if (rc == HWS_BARRIER_LAST)
 		/* relaxed: see the comment at the top (ordered by barriers k, k+1). */
 		atomic_store_explicit(&t->any_tasks[(k + 2) % 3], 0, memory_order_relaxed);
@@ -158,6 +288,44 @@ HWS_EXPORT void GOMP_barrier(void)
 		hws_pass(HWS_PASS_GOMP_TASKS);
 		n_barrier()();
 	}
+}
+
+HWS_EXPORT void GOMP_barrier(void)
+{
+	struct team *t;
+	hws_barrier_t *b = my_barrier(&t);
+	if (!b)
+		n_barrier()();
+	else
+		team_wait(t, b);
+}
+
+/* The end of a loop (dynamic, guided, runtime, ordered, doacross) and of
+ * sections: libgomp's _nowait bookkeeping, then the team's barrier (see the
+ * top).  The shim's state is only ever set inside a team, so an orphaned
+ * construct outside any team goes to libgomp whole. */
+HWS_EXPORT void GOMP_loop_end(void)
+{
+	struct team *t;
+	hws_barrier_t *b = my_barrier(&t);
+	if (!b) {
+		n_loop_end()();
+		return;
+	}
+	n_loop_end_nowait()();
+	team_wait(t, b);
+}
+
+HWS_EXPORT void GOMP_sections_end(void)
+{
+	struct team *t;
+	hws_barrier_t *b = my_barrier(&t);
+	if (!b) {
+		n_sections_end()();
+		return;
+	}
+	n_sections_end_nowait()();
+	team_wait(t, b);
 }
 
 static void mark_tasks(void)

@@ -34,8 +34,8 @@ static const char *const pass_name[HWS_PASS_NKINDS] = {
 	[HWS_PASS_SEM_PSHARED] = "process-shared unnamed semaphores",
 	[HWS_PASS_SEM_NAMED] = "named semaphores (sem_open)",
 	[HWS_PASS_STARTUP] = "objects first used while the shim was starting",
-	[HWS_PASS_GOMP_TEAM] = "GOMP_barrier in teams not started by GOMP_parallel",
-	[HWS_PASS_GOMP_TASKS] = "GOMP_barrier after tasks were created (run by libgomp)",
+	[HWS_PASS_GOMP_TEAM] = "OpenMP barriers of teams the shim does not start (GOMP_parallel_start) or of no team",
+	[HWS_PASS_GOMP_TASKS] = "OpenMP barriers after tasks were created (libgomp runs the tasks)",
 	[HWS_PASS_BARRIER_UNFIT] = "OpenMP team barriers the HWSYNC_BARRIER kind cannot serve",
 };
 static _Atomic int pass_seen[HWS_PASS_NKINDS];

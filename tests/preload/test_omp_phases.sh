@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# OpenMP phases that read, after a barrier, what other threads wrote before it
+# (omp_phases.c): under every barrier kind at 2 threads and at 5 (more threads
+# than CPUs here), the answer must be the native one; the stats must show the
+# shim served the loop and sections barriers; and a shim whose team barrier
+# lets threads through early must give wrong answers.
+# Usage: test_omp_phases.sh HWSYNC PRELOAD BROKEN_PRELOAD PROG
+set -uo pipefail
+hwsync=$1 lib=$2 broken=$3 prog=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+bkinds=$("$hwsync" info --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["barriers"]))')
+[ -n "$bkinds" ] || { echo "skip: no barrier kinds in this build (barriers pass through)"; exit 77; }
+echo "barrier kinds: $bkinds"
+
+# 1. the native answer, then every barrier kind, at 2 and 5 threads
+for n in 2 5; do
+  if ! OMP_NUM_THREADS=$n timeout 120 "$prog" > "$tmp/native.$n" 2>&1; then
+    fail "natively at $n threads"; cat "$tmp/native.$n" >&2; continue
+  fi
+  for bk in $bkinds; do
+    OMP_NUM_THREADS=$n timeout 120 "$hwsync" run --barrier "$bk" --stats -- "$prog" \
+      > "$tmp/shim.out" 2> "$tmp/shim.err"; rc=$?
+    # "pair" serves teams of exactly two; at 5 its teams pass to libgomp
+    want='omp barrier +[1-9]'
+    [ "$bk" = pair ] && [ $n -ne 2 ] && want='barriers the HWSYNC_BARRIER kind cannot serve'
+    if [ $rc -ne 0 ] || ! diff -u "$tmp/native.$n" "$tmp/shim.out" > "$tmp/diff"; then
+      fail "--barrier $bk at $n threads: rc $rc"; cat "$tmp/diff" "$tmp/shim.err" >&2
+    elif ! grep -Eq "$want" "$tmp/shim.err"; then
+      fail "--barrier $bk at $n threads: stats lack '$want'"; cat "$tmp/shim.err" >&2
+    else
+      pass "--barrier $bk at $n threads: native answer"
+    fi
+  done
+done
+
+# 2. the loop and sections barriers reach the shim: one episode a round at least
+for ph in dynamic guided sections ordered; do
+  OMP_NUM_THREADS=2 timeout 60 "$hwsync" run --stats -- "$prog" "$ph" > /dev/null 2> "$tmp/st.err"
+  eps=$(sed -n 's/.*omp barrier *\([0-9]*\) episodes.*/\1/p' "$tmp/st.err")
+  if [ -n "$eps" ] && [ "$eps" -ge 24 ]; then
+    pass "$ph: $eps barrier episodes on the shim (24 rounds)"
+  else
+    fail "$ph: ${eps:-no} barrier episodes on the shim"; cat "$tmp/st.err" >&2
+  fi
+done
+
+# 3. a barrier that lets threads through early gives wrong answers
+for ph in dynamic guided sections ordered nested; do
+  OMP_NUM_THREADS=2 HWSYNC_VERBOSE=0 LD_PRELOAD=$broken timeout 60 "$prog" "$ph" > "$tmp/br.out" 2>&1
+  rc=$?
+  if [ $rc -eq 1 ] && grep -Eq "^$ph: .*wrong reads [1-9]" "$tmp/br.out"; then
+    pass "broken barrier caught in $ph: $(cat "$tmp/br.out")"
+  else
+    fail "broken barrier not caught in $ph (rc $rc): $(cat "$tmp/br.out")"
+  fi
+done
+[ $fails -eq 0 ] && echo "all OpenMP phase checks passed"
+[ $fails -eq 0 ]
