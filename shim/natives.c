@@ -83,9 +83,22 @@ static void *resolve(const char *name, const char *v1, const char *v2)
 	return p;
 }
 
+/* libgomp loaded by dlopen with RTLD_LOCAL, as a dependency of a module (a
+ * Python extension's OpenBLAS) is not in the global scope that RTLD_NEXT
+ * searches, yet that module's calls bind to our exports: find it by its
+ * soname among the loaded objects (RTLD_NOLOAD loads nothing).  The handle is
+ * kept: the functions must stay valid, and libgomp is never unloaded once a
+ * team has run (it leaves its threads behind). */
 void *hws_native_gomp(const char *name, const char *version)
 {
-	return resolve(name, version, NULL);
+	void *p = resolve(name, version, NULL), *h;
+	if (!p && (h = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD))) {
+		if (version)
+			p = dlvsym(h, name, version);
+		if (!p)
+			p = dlsym(h, name);
+	}
+	return p;
 }
 
 const char *hws_shim_resolve_natives(void)
