@@ -345,6 +345,37 @@ static struct bench_metric *metric(struct bench_cell *c, const char *name, const
 	return m;
 }
 
+void bench_close_rep(struct bench_cell *c, const size_t *before, unsigned nbefore)
+{
+	for (unsigned k = 0; k < c->nmetrics; k++) {
+		struct bench_metric *m = &c->m[k];
+		size_t from = k < nbefore ? before[k] : 0;
+		if (m->n <= from)
+			continue;   /* nothing this repetition: no value for it */
+		if (m->nrep == m->caprep) {
+			size_t cap = m->caprep ? 2 * m->caprep : 16;
+			double *p = realloc(m->rep, cap * sizeof *p);
+			if (!p)
+				continue;
+			m->rep = p;
+			m->caprep = cap;
+		}
+		/* sorts the repetition's samples in place: their order within a
+		 * metric carries no meaning (output.c sorts them all anyway) */
+		struct bench_summary s;
+		bench_summarize(m->s + from, m->n - from, &s);
+		m->rep[m->nrep++] = s.median;
+	}
+}
+
+void bench_cell_free_samples(struct bench_cell *c)
+{
+	for (unsigned k = 0; k < c->nmetrics; k++) {
+		free(c->m[k].s);
+		free(c->m[k].rep);
+	}
+}
+
 void bench_sample_cycles(struct bench_cell *c, const char *name, uint64_t cycles)
 {
 	struct bench_metric *m;

@@ -57,6 +57,8 @@ struct bench_metric {
 	bool timed;             /* samples are TSC cycles */
 	double *s;              /* samples (cycles when timed) */
 	size_t n, cap;
+	double *rep;            /* per repetition: the median of its samples */
+	size_t nrep, caprep;
 };
 
 struct bench_cell {

@@ -36,6 +36,13 @@ struct bench_session {
 	unsigned nruns;
 };
 
+/* After one measured repetition of c: append to each metric the median of
+ * the samples that repetition added (before[k]: metric k's count before it;
+ * metrics from nbefore on are new). */
+void bench_close_rep(struct bench_cell *c, const size_t *before, unsigned nbefore);
+/* Free a cell's samples. */
+void bench_cell_free_samples(struct bench_cell *c);
+
 void bench_print_table(const struct bench_ctx *ctx, FILE *f);
 void bench_write_machine(struct json *j);
 void bench_ctx_free(struct bench_ctx *ctx);

@@ -1,4 +1,4 @@
-/* Output of the harness: the table on stdout and the hwsync-bench/1 JSON
+/* Output of the harness: the table on stdout and the hwsync-bench/2 JSON
  * (docs/bench-schema.md).  Timed metrics are summarised in TSC cycles and
  * reported in ns (cycles / tsc_hz) and in cycles. */
 #define _GNU_SOURCE
@@ -236,7 +236,20 @@ static void write_stats(struct json *j, const struct bench_summary *s, bool full
 	}
 }
 
-static void write_metric(struct json *j, struct bench_metric *m, bool raw)
+/* "reps": the value of each repetition in order (the median of its samples),
+ * for comparing runs (docs/report.md); a summary row's samples are one per
+ * repetition already. */
+static void write_reps(struct json *j, struct bench_metric *m, bool summary)
+{
+	const double *v = summary ? m->s : m->rep;
+	size_t n = summary ? m->n : m->nrep;
+	json_arr(j, "reps", true);
+	for (size_t i = 0; i < n; i++)
+		json_num(j, NULL, m->timed ? cycles_to_ns(v[i]) : v[i]);
+	json_end_arr(j);
+}
+
+static void write_metric(struct json *j, struct bench_metric *m, bool raw, bool summary)
 {
 	struct bench_summary cy, ns;
 	json_obj(j, m->name, false);
@@ -256,6 +269,7 @@ static void write_metric(struct json *j, struct bench_metric *m, bool raw)
 	} else {
 		write_stats(j, &cy, true);
 	}
+	write_reps(j, m, summary);
 	if (raw) {
 		/* sorted by the summary above; order within a metric carries no meaning */
 		json_arr(j, m->timed ? "raw_cycles" : "raw", true);
@@ -266,7 +280,7 @@ static void write_metric(struct json *j, struct bench_metric *m, bool raw)
 	json_end_obj(j);
 }
 
-static void write_row(struct json *j, struct bench_cell *c, bool raw)
+static void write_row(struct json *j, struct bench_cell *c, bool raw, bool summary)
 {
 	json_obj(j, NULL, false);
 	json_str(j, "impl", c->impl);
@@ -283,7 +297,7 @@ static void write_row(struct json *j, struct bench_cell *c, bool raw)
 			json_str(j, c->param[k].key, c->param[k].val);
 	}
 	for (unsigned k = 0; k < c->nmetrics; k++)
-		write_metric(j, &c->m[k], raw);
+		write_metric(j, &c->m[k], raw, summary);
 	json_end_obj(j);
 }
 
@@ -312,13 +326,13 @@ static void write_run(struct json *j, struct bench_ctx *ctx)
 	json_end_obj(j);
 	json_arr(j, "rows", false);
 	for (unsigned r = 0; r < ctx->ncells; r++)
-		write_row(j, ctx->cells[r], o->raw);
+		write_row(j, ctx->cells[r], o->raw, false);
 	json_end_arr(j);
 	if (e->summarize) {
 		json_str(j, "summary_title", e->summary_title);
 		json_arr(j, "summary", false);
 		for (unsigned r = 0; r < ctx->nsummary; r++)
-			write_row(j, ctx->summary[r], o->raw);
+			write_row(j, ctx->summary[r], o->raw, true);
 		json_end_arr(j);
 	}
 	json_arr(j, "skipped", false);
@@ -340,7 +354,7 @@ int bench_session_write_json(struct bench_session *s, const char *path)
 		return bench_error("cannot write '%s': %m", path);
 	json_begin(&j, f);
 	json_obj(&j, NULL, false);
-	json_str(&j, "schema", "hwsync-bench/1");
+	json_str(&j, "schema", "hwsync-bench/2");
 	json_str(&j, "command", s->cmdline);
 	bench_write_machine(&j);
 	json_arr(&j, "experiments", false);

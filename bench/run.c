@@ -67,13 +67,11 @@ void bench_ctx_free(struct bench_ctx *ctx)
 		struct bench_cell *c = ctx->cells[i];
 		if (ctx->exp->cleanup)
 			ctx->exp->cleanup(c);
-		for (unsigned m = 0; m < c->nmetrics; m++)
-			free(c->m[m].s);
+		bench_cell_free_samples(c);
 		free(c);
 	}
 	for (unsigned i = 0; i < ctx->nsummary; i++) {
-		for (unsigned m = 0; m < ctx->summary[i]->nmetrics; m++)
-			free(ctx->summary[i]->m[m].s);
+		bench_cell_free_samples(ctx->summary[i]);
 		free(ctx->summary[i]);
 	}
 	free(ctx->summary);
@@ -209,9 +207,15 @@ int bench_session_run(struct bench_session *s, const struct bench_exp *e,
 				       r < o->warmup ? o->warmup : o->reps, c->impl, c->policy);
 			snprintf(dog.what, sizeof dog.what, "%s %s %s", e->name, c->impl, c->policy);
 			atomic_store(&dog.started_ns, hws_now_ns());
+			size_t before[BENCH_MAX_METRICS];
+			unsigned nbefore = c->nmetrics;
+			for (unsigned k = 0; k < nbefore; k++)
+				before[k] = c->m[k].n;
 			if (e->run(ctx, c) && !c->skip[0])
 				snprintf(c->skip, sizeof c->skip, "failed: %s", hws_last_error());
 			atomic_store(&dog.started_ns, 0);
+			if (c->measuring && !c->skip[0])
+				bench_close_rep(c, before, nbefore);
 			if (c->skip[0])
 				live--;
 		}
@@ -235,8 +239,7 @@ int bench_session_run(struct bench_session *s, const struct bench_exp *e,
 		bench_skip(ctx, c->skip, "%s", what);
 		if (e->cleanup)
 			e->cleanup(c);
-		for (unsigned m = 0; m < c->nmetrics; m++)
-			free(c->m[m].s);
+		bench_cell_free_samples(c);
 		free(c);
 	}
 	ctx->ncells = kept;

@@ -58,7 +58,7 @@ static const char help_head[] =
 "    --duration TIME   time budget of one row in one repetition, e.g. 200ms,\n"
 "                      50ms, 1s (default 100ms, quick 25ms)\n"
 "    --quick           the shorter defaults of `suite --quick`\n"
-"    --out FILE.json   write the results as JSON (schema hwsync-bench/1,\n"
+"    --out FILE.json   write the results as JSON (schema hwsync-bench/2,\n"
 "                      docs/bench-schema.md); '-' for stdout\n"
 "    --raw             keep every raw sample in the JSON\n"
 "    -h, --help        this text; `hwsync bench EXPERIMENT --help` for one\n"

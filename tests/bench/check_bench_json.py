@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check a `hwsync bench --out` file against the hwsync-bench/1 schema
+"""Check a `hwsync bench --out` file against the hwsync-bench/2 schema
 (docs/bench-schema.md) and, optionally, what one experiment must contain.
 
 usage: check_bench_json.py FILE [--exp NAME] [--impl PREFIX:METRIC,METRIC ...]

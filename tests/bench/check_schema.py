@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check a hwsync-bench/1 results file (docs/bench-schema.md).
+"""Check a hwsync-bench/2 results file (docs/bench-schema.md).
 usage: check_schema.py FILE.json [EXPERIMENT [MIN_ROWS]]"""
 import json
 import math
@@ -11,8 +11,10 @@ def err(msg):
     sys.exit(1)
 
 
-def check_metric(where, m, raw):
-    for k in ("unit", "n", "median", "p5", "p95", "p99", "ci95", "mean", "min", "max"):
+def check_metric(where, m, raw, reps=None):
+    """reps: the run's repetitions (cells: at most one value each), or None
+    for a summary row (one sample per repetition: as many values as n)."""
+    for k in ("unit", "n", "median", "p5", "p95", "p99", "ci95", "mean", "min", "max", "reps"):
         if k not in m:
             err(f"{where}: metric lacks '{k}'")
     if not isinstance(m["n"], int) or m["n"] < 1:
@@ -22,6 +24,13 @@ def check_metric(where, m, raw):
         err(f"{where}: non-numeric statistics {vals}")
     if sorted(vals) != vals:
         err(f"{where}: statistics out of order {vals}")
+    rv = m["reps"]
+    if not isinstance(rv, list) or not rv or any(
+            not isinstance(v, (int, float)) or not m["min"] * (1 - 1e-9) - 1e-9 <= v <=
+            m["max"] * (1 + 1e-9) + 1e-9 for v in rv):
+        err(f"{where}: reps {rv} not values within [min, max]")
+    if (reps is not None and len(rv) > reps) or (reps is None and len(rv) != m["n"]):
+        err(f"{where}: {len(rv)} values in reps (n = {m['n']}, repetitions {reps})")
     lo, hi = m["ci95"]
     if not (m["min"] <= lo <= m["median"] <= hi <= m["max"]):
         err(f"{where}: ci95 {m['ci95']} does not bracket the median {m['median']}")
@@ -37,7 +46,7 @@ def check_metric(where, m, raw):
 
 def validate(d, want=None, min_rows=1):
     """Exit 1 with a message unless d conforms; return the experiment names."""
-    if d.get("schema") != "hwsync-bench/1":
+    if d.get("schema") != "hwsync-bench/2":
         err(f"schema is {d.get('schema')!r}")
     m = d.get("machine")
     for k in ("cpu", "tsc", "topology", "energy", "policies"):
@@ -69,7 +78,7 @@ def validate(d, want=None, min_rows=1):
             if not metrics:
                 err(f"{where}: no metrics")
             for k, v in metrics.items():
-                check_metric(f"{where} {k}", v, raw)
+                check_metric(f"{where} {k}", v, raw, e["params"]["reps"])
         # optional: rows an experiment computed from other rows after the run
         if "summary" in e:
             if not isinstance(e["summary"], list) or not isinstance(e.get("summary_title"), str):
