@@ -26,8 +26,8 @@ def check_metric(where, m, raw, reps=None):
         err(f"{where}: statistics out of order {vals}")
     rv = m["reps"]
     if not isinstance(rv, list) or not rv or any(
-            not isinstance(v, (int, float)) or not m["min"] * (1 - 1e-9) - 1e-9 <= v <=
-            m["max"] * (1 + 1e-9) + 1e-9 for v in rv):
+            not isinstance(v, (int, float)) or not m["min"] - 1e-9 * abs(m["min"]) - 1e-9 <= v <=
+            m["max"] + 1e-9 * abs(m["max"]) + 1e-9 for v in rv):
         err(f"{where}: reps {rv} not values within [min, max]")
     if (reps is not None and len(rv) > reps) or (reps is None and len(rv) != m["n"]):
         err(f"{where}: {len(rv)} values in reps (n = {m['n']}, repetitions {reps})")
