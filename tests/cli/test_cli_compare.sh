@@ -191,6 +191,10 @@ bad --preload /nonexistent.so -- true
 if ! "$hws" info --wait umwait > /dev/null 2>&1; then
   bad --configs native,auto:umwait -- true
 fi
-"$hws" compare --help | grep -q -- '--check-output' || fail "--help"
-"$hws" --help | grep -q '^  compare ' || fail "hwsync --help lacks compare"
+# (the text in a variable first: grep -q stops reading early, and under
+# pipefail the writer's SIGPIPE would fail the pipeline)
+help=$("$hws" compare --help)
+grep -q -- '--check-output' <<<"$help" || fail "--help"
+help=$("$hws" --help)
+grep -q '^  compare ' <<<"$help" || fail "hwsync --help lacks compare"
 echo "compare: ok"
