@@ -9,9 +9,11 @@ pkgs=(cmake gcc g++ make pkg-config libhwloc-dev hwloc-nox)
 case "$what" in
   build) ;;
   # python3-matplotlib: `hwsync report` (tools/report); chromium: the report's
-  # browser test; the deb tools: `make deb`, lintian and the chroot install test
+  # browser test; the deb tools: `make deb`, lintian and the chroot install test;
+  # Open MPI: the shim under MPI ranks (tests/mpi)
   test)  pkgs+=(libck-dev libgomp1 python3 python3-venv python3-matplotlib chromium
-                xz-utils zstd strace dpkg-dev fakeroot lintian debootstrap) ;;
+                xz-utils zstd strace dpkg-dev fakeroot lintian debootstrap
+                openmpi-bin libopenmpi-dev) ;;
   demo)  pkgs+=(libck-dev libgomp1 python3 python3-matplotlib) ;;
   deb)   pkgs+=(dpkg-dev fakeroot lintian) ;;
   tsan)  pkgs+=(clang libclang-rt-dev) ;;   # libclang-rt-dev: the TSan runtime (a Recommends)
