@@ -77,6 +77,26 @@ for bad in future broken; do
   [ "$(wc -l <<<"$err")" = 1 ] || fail "$bad: more than one line: $err"
 done
 err=$("$hws" report "$data/a.json" "$tmp/future.json" -o "$tmp/x" 2>&1) || true
-[ "$err" = "hwsync report: '$tmp/future.json': cannot read schema 'hwsync-bench/9' (this report reads hwsync-bench/1, hwsync-bench/2)" ] ||
+[ "$err" = "hwsync report: '$tmp/future.json': cannot read schema 'hwsync-bench/9' (this report reads hwsync-bench/1, hwsync-bench/2, hwsync-compare/1, hwsync-profile/1)" ] ||
+  fail "refusal: $err"
+
+# hwsync compare's JSON: a ratio chart per configuration, the table, the verdict
+"$hws" report "$data/compare.json" -o "$tmp/cmp" >/dev/null
+[ -s "$tmp/cmp/compare-ratios-1.png" ] || fail "no compare ratio chart"
+grep -q "^\*\*verdict: " "$tmp/cmp/report.md" || fail "no verdict"
+grep -q "^| mcs:futex | hwsync run --lock mcs --wait futex .* | [0-9.e-]* \[[0-9.e-]*, [0-9.e-]*\] |" \
+  "$tmp/cmp/report.md" || fail "no configuration row with its interval"
+"$py" -c 'import json,sys; f=json.load(open(sys.argv[1]))["figures"]; assert [a["series"] for a in f[0]["axes"]] == [["wall time", "CPU time", "peak RSS"]], f' \
+  "$tmp/cmp/figures.json" || fail "compare chart series"
+# the contention profile: wait by call site, and the objects' table
+"$hws" report "$data/profile.json" -o "$tmp/prof" >/dev/null
+[ -s "$tmp/prof/profile-wait-by-site.png" ] || fail "no wait-by-site chart"
+grep -q "^| pthread_mutex | 0x7ffd1000 | 1 | 120000 | 5400 | 4.5 | 81.000 | 2.100 | 0 | 350 | 9000 | queue_push+0x34 (server) |" \
+  "$tmp/prof/report.md" || fail "profile table"
+"$py" -c 'import json,sys; f=json.load(open(sys.argv[1]))["figures"][0]; assert f["x"] == "call site" and "wait" in f["axes"][0]["xlabel"], f' \
+  "$tmp/prof/figures.json" || fail "profile chart axes"
+# those are drawn alone
+if err=$("$hws" report "$data/a.json" "$data/compare.json" -o "$tmp/x" 2>&1); then fail "compare JSON compared"; fi
+[ "$err" = "hwsync report: '$data/compare.json': a hwsync-compare/1 file is drawn alone, not compared with other files" ] ||
   fail "refusal: $err"
 echo "report compare: ok"

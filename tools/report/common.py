@@ -168,6 +168,17 @@ def axes_meta(ax, panel=None, series=None):
                 xscale=ax.get_xscale(), yscale=ax.get_yscale(), series=series or [])
 
 
+def plain_ratio_axis(ax):
+    """A log x axis of ratios labelled 0.5, 1, 2 rather than 5x10^-1."""
+    from matplotlib.ticker import FuncFormatter
+    lo, hi = ax.get_xlim()
+    f = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_major_formatter(f)
+    if hi / max(lo, 1e-300) < 30:
+        ax.xaxis.set_minor_formatter(f)
+        ax.tick_params(axis="x", which="minor", labelsize=7)
+
+
 def import_plt():
     try:
         import matplotlib

@@ -17,7 +17,7 @@ Rows found in only some runs are listed as such.  Runs from different
 machines are labelled by machine."""
 import os
 
-from common import (esc, fmt, Figures, axes_meta, higher_is_better, html_table, md_table,
+from common import (esc, fmt, plain_ratio_axis, Figures, axes_meta, higher_is_better, html_table, md_table,
                     median, metrics_of, page, params_of, MAX_HEIGHT_IN)
 from figures import SPECS
 from single import machine_lines
@@ -125,6 +125,7 @@ def ratio_chart(figs, exp, mk, unit, items, runs, part, nparts):
             drawn.append(runs[j])
     ax.axvline(1, color="black", linewidth=0.8)
     ax.set_xscale("log")
+    plain_ratio_axis(ax)
     ax.set_yticks(range(len(items)))
     ax.set_yticklabels([t for t, _ in items], fontsize=7)
     ax.set_ylim(len(items) - 0.5, -0.5)

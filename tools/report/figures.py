@@ -7,7 +7,7 @@ span more than a factor 20.  A figure never grows taller than a screen: too
 many series are split into several figures."""
 import math
 
-from common import (axes_meta, is_hwsync, is_peer, label, metrics_of, params_of,
+from common import (axes_meta, plain_ratio_axis, is_hwsync, is_peer, label, metrics_of, params_of,
                     median, MAX_HEIGHT_IN)
 
 HW_COLORS = ["#08519c", "#31a354", "#6a51a3", "#3182bd", "#006d2c", "#807dba",
@@ -441,6 +441,7 @@ def shim_figures(figs, exp):
                 ax.barh(ys, [m - 1 for m in med], h, left=1, xerr=[lo, hi], color=color,
                         label=name, capsize=2)
         ax.set_xscale("log")
+        plain_ratio_axis(ax)
         ax.axvline(1, color="black", linewidth=0.8)
         ax.set_yticks([i + 0.4 - h / 2 for i in range(len(chunk))])
         ax.set_yticklabels([r[0] for r in chunk], fontsize=7)

@@ -9,7 +9,9 @@ One run: a summary first (machine, what was skipped and why, the key number
 of each experiment), then per experiment figures shaped like the papers'
 (lines against threads, critical-section size or load, one panel per
 placement; figures.py) and the full sortable table.  Several runs: see
-compare.py.  Needs matplotlib (Debian: python3-matplotlib)."""
+compare.py.  The JSON of `hwsync compare` and the contention profile
+(`hwsync run --profile`) are drawn by programs.py.  Needs matplotlib
+(Debian: python3-matplotlib)."""
 import argparse
 import os
 import sys
@@ -18,11 +20,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import BENCH_SCHEMAS, fail, import_plt, read_json, schema_of  # noqa: E402
 
 
-def load_bench(path):
-    d = read_json(path)
+OTHERS = ("hwsync-compare/1", "hwsync-profile/1")
+
+
+def kind_of(d):
     s = schema_of(d)
-    if s not in BENCH_SCHEMAS:
-        fail(f"'{path}': cannot read schema {s!r} (this report reads {', '.join(BENCH_SCHEMAS)})")
+    if s == "hwsync-profile" and isinstance(d, dict):   # its version is a field of its own
+        s = f"hwsync-profile/{d.get('version')}"
+    return s
+
+
+def load(path, alone):
+    d = read_json(path)
+    s = kind_of(d)
+    if s in OTHERS and not alone:
+        fail(f"'{path}': a {s} file is drawn alone, not compared with other files")
+    if s not in BENCH_SCHEMAS + OTHERS:
+        fail(f"'{path}': cannot read schema {s!r} (this report reads "
+             f"{', '.join(BENCH_SCHEMAS + OTHERS)})")
     return d
 
 
@@ -31,10 +46,17 @@ def main():
     ap.add_argument("results", nargs="+", help="JSON written by `hwsync bench --out`")
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     a = ap.parse_args()
-    docs = [load_bench(p) for p in a.results]
+    docs = [load(p, len(a.results) == 1) for p in a.results]
     plt = import_plt()
     os.makedirs(a.out, exist_ok=True)
-    if len(docs) == 1:
+    kind = kind_of(docs[0])
+    if kind == "hwsync-compare/1":
+        import programs
+        programs.compare_report(docs[0], a.results[0], a.out, plt)
+    elif kind == "hwsync-profile/1":
+        import programs
+        programs.profile_report(docs[0], a.results[0], a.out, plt)
+    elif len(docs) == 1:
         import single
         single.report(docs[0], a.out, plt, a.results[0])
     else:
