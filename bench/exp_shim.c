@@ -26,6 +26,7 @@
 #define PRELOAD_NAME "libhwsync-preload.so"
 #define PATTERNS_NAME "hwsync-shim-patterns"
 #define IMPL_PREFIX "hwsync-shim-"
+#define PROFILE_KIND "profile"   /* hwsync-shim-profile: auto with HWSYNC_PROFILE */
 
 enum pkind { K_RATE, K_START, K_CHURN };
 enum pthreads {
@@ -315,9 +316,12 @@ static int add_cell(struct bench_ctx *ctx, const struct sh_setup *s, const struc
 	/* our environment without HWSYNC_* (the row says what runs); LD_PRELOAD:
 	 * the shim first on shim rows, then the user's other preloads */
 	char lock[80], wait[120];
-	snprintf(lock, sizeof lock, "HWSYNC_LOCK=%s", kind ? kind : "");
+	bool profile = kind && !strcmp(kind, PROFILE_KIND);
+	snprintf(lock, sizeof lock, "HWSYNC_LOCK=%s", profile ? "auto" : kind ? kind : "");
 	snprintf(wait, sizeof wait, "HWSYNC_WAIT=%s", policy ? policy : "");
-	const char *set[] = { lock, wait, NULL };
+	/* the profile row: the table nowhere (a row prints its result only) */
+	const char *set[] = { lock, wait, profile ? "HWSYNC_PROFILE=/dev/null" : NULL,
+			      "HWSYNC_PROFILE_TOP=0", NULL };
 	k->env = bench_env_new("HWSYNC_", kind ? preload_path : NULL, PRELOAD_NAME,
 			       kind ? set : NULL);
 	if (!k->env)
@@ -615,6 +619,9 @@ static struct bench_exp shim_exp = {
 "                      info` (IMPLEMENTATIONS below).  Default: hwsync-shim-auto\n"
 "                      with policy adaptive (the shim's own defaults) beside\n"
 "                      native; name kinds with --impls, policies with --policies\n"
+"    hwsync-shim-profile the shim's defaults (auto) with the contention profile\n"
+"                      on (HWSYNC_PROFILE to /dev/null, no table): beside\n"
+"                      hwsync-shim-auto, what the profile costs\n"
 "\n"
 "    Common options: --duration is each child's run time (startup and churn\n"
 "    take --starts and --churn instead); --threads the thread counts T above;\n"
@@ -672,6 +679,8 @@ static struct bench_exp shim_exp = {
 
 __attribute__((constructor)) static void sh_list_impls(void)
 {
+	static const char *const profile[] = { PROFILE_KIND, NULL };
 	bench_impls_append(sh_impls, sizeof sh_impls, NULL, IMPL_PREFIX, hws_lock_kinds());
+	bench_impls_append(sh_impls, sizeof sh_impls, NULL, IMPL_PREFIX, profile);
 }
 BENCH_REGISTER(shim_exp)

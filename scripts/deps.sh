@@ -12,7 +12,7 @@ case "$what" in
   # browser test; the deb tools: `make deb`, lintian and the chroot install test;
   # Open MPI: the shim under MPI ranks (tests/mpi)
   test)  pkgs+=(libck-dev libgomp1 python3 python3-venv python3-matplotlib chromium
-                xz-utils zstd strace dpkg-dev fakeroot lintian debootstrap
+                xz-utils zstd strace binutils dpkg-dev fakeroot lintian debootstrap
                 openmpi-bin libopenmpi-dev) ;;
   demo)  pkgs+=(libck-dev libgomp1 python3 python3-matplotlib) ;;
   deb)   pkgs+=(dpkg-dev fakeroot lintian) ;;

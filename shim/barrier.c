@@ -69,11 +69,11 @@ HWS_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	if (!ours(b))
 		return hws_native.barrier_wait ? hws_native.barrier_wait(b) : ENOSYS;
-	uint64_t t0 = hws_cfg.instrument ? hws_now_ns() : 0;
+	uint64_t t0 = hws_cfg.instrument & HWS_INSTR_COUNT ? hws_now_ns() : 0;
 	/* relaxed: only destroy reads it, after the release below. */
 	atomic_fetch_add_explicit(INSIDE(b), 1, memory_order_relaxed);
 	int rc = hws_barrier_central_core_wait(CORE(b), &hws_cfg.wait);
-	if (hws_cfg.instrument) {
+	if (hws_cfg.instrument & HWS_INSTR_COUNT) {
 		uint64_t t1 = hws_now_ns();
 		if (hws_cfg.stats)
 			hws_stats_count_barrier(HWS_FAM_BARRIER, rc == HWS_BARRIER_LAST, t1 - t0);

@@ -68,6 +68,9 @@ static int shim_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t deadline_ns
 	uint64_t t0 = hws_cfg.stats ? hws_now_ns() : 0;
 
 	pthread_testcancel();
+	/* the profile's wait: from the unlock to the wake-up (the mutex's
+	 * re-acquisition is the mutex's) */
+	uint64_t p0 = hws_cfg.profile ? hws_prof_wait_begin(c, HWS_FAM_COND) : 0;
 	uint32_t seq = hws_condvar_core_enter(CORE(c));
 	if ((rc = hws_shim_mutex_unlock_any(m))) {
 		hws_condvar_core_leave(CORE(c));
@@ -79,6 +82,8 @@ static int shim_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t deadline_ns
 	pthread_setcanceltype(oldtype, NULL);
 	pthread_cleanup_pop(0);
 	hws_condvar_core_leave(CORE(c));
+	if (hws_cfg.profile)
+		hws_prof_wait_end(c, HWS_FAM_COND, p0, rc);
 	int lrc = hws_shim_mutex_lock_any(m);
 	if (hws_cfg.stats) {
 		HWS_COUNT(HWS_FAM_COND, ops, 1);
@@ -177,6 +182,8 @@ HWS_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 			hws_pass(HWS_PASS_COND_PSHARED);
 		return hws_native.cond_init ? hws_native.cond_init(c, a) : ENOSYS;
 	}
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(c);
 	memset(c, 0, sizeof *c);
 	/* relaxed: init is not concurrent with use. */
 	atomic_store_explicit(WREFS(c), clock == CLOCK_MONOTONIC ? F_MONOTONIC : 0,
@@ -192,6 +199,8 @@ HWS_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 	 * does (destroying a condvar with blocked waiters is undefined). */
 	while (hws_condvar_core_busy(CORE(c)))
 		sched_yield();
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(c);
 	return 0;
 }
 

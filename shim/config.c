@@ -58,6 +58,56 @@ static void list_str(const char *const *list, char *buf, size_t len)
 		snprintf(buf, len, "none in this build");
 }
 
+/* A number in [lo, hi] from the environment, def when unset. */
+static int env_uint(const char *name, unsigned def, unsigned lo, unsigned hi, unsigned *out)
+{
+	const char *v = getenv(name);
+	char *end;
+	*out = def;
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (errno || *end || v[0] == '-' || n < lo || n > hi) {
+		hws_shim_say("%s='%s' is not a number from %u to %u; running on the native "
+			     "implementation", name, v, lo, hi);
+		return EINVAL;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* HWSYNC_PROFILE: unset, empty or 0 off; 1 the table on stderr at exit;
+ * anything else also the JSON file of that name.  HWSYNC_PROFILE_SLOTS:
+ * the objects the table can hold; HWSYNC_PROFILE_TOP: rows of the table. */
+static int configure_profile(struct hws_shim_config *c)
+{
+	const char *v = getenv("HWSYNC_PROFILE");
+	unsigned slots;
+	if (!v || !*v || !strcmp(v, "0"))
+		return 0;
+	if (env_uint("HWSYNC_PROFILE_SLOTS", 16384, 64, 1u << 26, &slots) ||
+	    env_uint("HWSYNC_PROFILE_TOP", 10, 0, 1000000, &c->profile_top))
+		return EINVAL;
+	c->profile_slots = 1;
+	while (c->profile_slots < slots)
+		c->profile_slots <<= 1;
+	if (strcmp(v, "1")) {
+		/* one file per process (outfile.c), taken now: a name that cannot
+		 * be written is a bad setting, not a lost profile at exit */
+		c->profile_file = hws_open_output(v, c->profile_path, sizeof c->profile_path);
+		if (!c->profile_file) {
+			hws_shim_say("HWSYNC_PROFILE='%s': cannot write: %s; running on the native "
+				     "implementation", v, hws_last_error());
+			return EINVAL;
+		}
+	}
+	if (hws_prof_init(c->profile_slots))
+		return ENOMEM;
+	c->profile = 1;
+	return 0;
+}
+
 static void atfork_child(void)
 {
 	hws_stats_atfork_child();
@@ -117,14 +167,18 @@ int hws_shim_configure(void)
 		}
 		c->trace = 1;
 	}
-	c->instrument = c->stats || c->trace;
+	if (configure_profile(c))
+		return EINVAL;
+	c->instrument = (c->stats || c->trace ? HWS_INSTR_COUNT : 0) |
+			(c->profile ? HWS_INSTR_PROFILE : 0);
 	if (pthread_atfork(NULL, NULL, atfork_child)) {
 		hws_shim_say("pthread_atfork failed; running on the native implementation");
 		return ENOMEM;
 	}
 	if (c->verbose)
-		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s%s%s%s", c->lock_kind,
+		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s%s%s%s%s", c->lock_kind,
 			     c->lock_used, c->wait_spec, c->barrier_kind, c->stats ? ", stats" : "",
-			     c->trace ? ", trace to " : "", c->trace ? c->trace_file : "");
+			     c->trace ? ", trace to " : "", c->trace ? c->trace_file : "",
+			     c->profile ? ", profile" : "");
 	return 0;
 }

@@ -138,6 +138,19 @@ HWS_INLINE int hws_words8_timed(struct hws_words8 *w, uint64_t deadline_ns)
 }
 HWS_INLINE int hws_words8_release(struct hws_words8 *w) { HWS_AUTO_FIRST(w, words8, release)(w); }
 
+/* The wait after a failed try, straight into the kind's waiting path: auto's
+ * slow path without a second try; the other kinds' acquire (forever) or
+ * timed acquire. */
+HWS_INLINE int hws_words8_wait(struct hws_words8 *w, uint64_t deadline_ns)
+{
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))
+		return hws_auto_core_lock_slow(&w->u.autow.core, &w->u.autow.learn, hws_lock_wait,
+					       deadline_ns);
+	if (deadline_ns == HWS_FOREVER)
+		return hws_words8_acquire_other(w);
+	return hws_words8_timed_other(w, deadline_ns);
+}
+
 /* The 4-byte kinds: the FIFO kinds map to ticket16. */
 #define HWS_OTHER4(w, op, ...)                                                         \
 	switch (hws_lock_kind8) {                                                      \
@@ -164,6 +177,14 @@ HWS_OUTLINE int hws_words4_release_other(struct hws_words4 *w) { HWS_OTHER4(w, r
 HWS_INLINE int hws_words4_try(struct hws_words4 *w) { HWS_AUTO_FIRST4(w, try); }
 HWS_INLINE int hws_words4_acquire(struct hws_words4 *w) { HWS_AUTO_FIRST4(w, acquire, hws_lock_wait); }
 HWS_INLINE int hws_words4_release(struct hws_words4 *w) { HWS_AUTO_FIRST4(w, release); }
+
+/* The wait after a failed try (auto learns in the table hashed by address). */
+HWS_INLINE int hws_words4_wait(struct hws_words4 *w)
+{
+	if (__builtin_expect(hws_lock_kind8 == HWS_LK_AUTO, 1))
+		return hws_auto_core_lock_slow(&w->u.autow, NULL, hws_lock_wait, HWS_FOREVER);
+	return hws_words4_acquire_other(w);
+}
 
 /* Kinds whose blocked waiter leaves a mark in the lock: a place in a queue
  * (a ticket or a node), or auto's spinner count and fairness claim.  A thread

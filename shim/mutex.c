@@ -122,6 +122,8 @@ HWS_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
 		}
 		return rc;
 	}
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(m);   /* a new life, even at an address used before */
 	memset(m, 0, sizeof *m);
 	/* relaxed: init is not concurrent with use; the words are zero. */
 	atomic_store_explicit(KIND(m), KIND_SHIM, memory_order_relaxed);
@@ -136,6 +138,8 @@ HWS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	if (hws_words8_try(WORDS(m)) != 0)
 		return EBUSY;
 	hws_words8_release(WORDS(m));
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(m);
 	/* Back to an initializer, which the shim claims again on use. */
 	memset(m, 0, sizeof *m);
 	return 0;

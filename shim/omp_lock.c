@@ -48,16 +48,21 @@ GOMP_FN(n_crit_name_end, name_fn, "GOMP_critical_name_end", "GOMP_1.0")
 
 HWS_EXPORT void omp_init_lock(void *l)
 {
-	if (hws_shim_on())
+	if (hws_shim_on()) {
+		if (unlikely(hws_cfg.profile))
+			hws_prof_end(l);
 		memset(l, 0, sizeof(struct hws_words4));
-	else
+	} else {
 		n_init()(l);
+	}
 }
 
 HWS_EXPORT void omp_destroy_lock(void *l)
 {
 	if (!hws_shim_on())
 		n_destroy()(l);
+	else if (unlikely(hws_cfg.profile))
+		hws_prof_end(l);
 }
 
 HWS_EXPORT HWS_FETCH_ALIGNED void omp_set_lock(void *l)
@@ -106,16 +111,21 @@ static uint32_t self(void)
 
 HWS_EXPORT void omp_init_nest_lock(void *l)
 {
-	if (hws_shim_on())
+	if (hws_shim_on()) {
+		if (unlikely(hws_cfg.profile))
+			hws_prof_end(l);
 		memset(l, 0, sizeof(struct nest));
-	else
+	} else {
 		n_init_nest()(l);
+	}
 }
 
 HWS_EXPORT void omp_destroy_nest_lock(void *l)
 {
 	if (!hws_shim_on())
 		n_destroy_nest()(l);
+	else if (unlikely(hws_cfg.profile))
+		hws_prof_end(l);
 }
 
 /* owner/depth are written only by the holder; another thread reading owner

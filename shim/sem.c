@@ -53,6 +53,8 @@ HWS_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 	}
 	if (value > SEM_VALUE_MAX)
 		return fail(EINVAL);
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(s);
 	/* relaxed: init is not concurrent with use. */
 	atomic_store_explicit(&CORE(s)->value, value, memory_order_relaxed);
 	atomic_store_explicit(&CORE(s)->waiters, 0, memory_order_relaxed);
@@ -64,6 +66,8 @@ HWS_EXPORT int sem_destroy(sem_t *s)
 {
 	if (!ours(s))
 		return hws_native.sem_destroy ? hws_native.sem_destroy(s) : 0;
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(s);
 	/* relaxed: destroy is not concurrent with use. */
 	atomic_store_explicit(MAGIC(s), 0, memory_order_relaxed);
 	return 0;
@@ -72,6 +76,14 @@ HWS_EXPORT int sem_destroy(sem_t *s)
 static int take(sem_t *s)
 {
 	return hws_sem_core_take(CORE(s));
+}
+
+/* A unit taken without waiting: 0, counted by the profile. */
+static inline int taken(sem_t *s)
+{
+	if (unlikely(hws_cfg.profile))
+		hws_prof_acquired(s, HWS_FAM_SEM);
+	return 0;
 }
 
 static void retire(void *s)
@@ -89,6 +101,7 @@ static void retire(void *s)
 static int block(sem_t *s, uint64_t deadline_ns)
 {
 	int rc = 0, oldtype;
+	uint64_t p0 = hws_cfg.profile ? hws_prof_wait_begin(s, HWS_FAM_SEM) : 0;
 	COUNT(contended);
 	hws_sem_core_announce(CORE(s));
 	pthread_cleanup_push(retire, s);
@@ -102,6 +115,8 @@ static int block(sem_t *s, uint64_t deadline_ns)
 		}
 	}
 	pthread_cleanup_pop(1);
+	if (hws_cfg.profile)
+		hws_prof_wait_end(s, HWS_FAM_SEM, p0, rc);
 	if (rc == ETIMEDOUT)
 		COUNT(timeouts);
 	return rc;
@@ -116,7 +131,7 @@ HWS_EXPORT int sem_wait(sem_t *s)
 	pthread_testcancel();
 	COUNT(ops);
 	if (take(s))
-		return 0;
+		return taken(s);
 	int rc = block(s, HWS_FOREVER);
 	return rc ? fail(rc) : 0;
 }
@@ -128,7 +143,7 @@ HWS_EXPORT int sem_trywait(sem_t *s)
 		return hws_native.sem_trywait ? hws_native.sem_trywait(s) : fail(ENOSYS);
 	}
 	COUNT(ops);
-	return take(s) ? 0 : fail(EAGAIN);
+	return take(s) ? taken(s) : fail(EAGAIN);
 }
 
 static int timed(sem_t *s, clockid_t clock, const struct timespec *abs)
@@ -142,7 +157,7 @@ static int timed(sem_t *s, clockid_t clock, const struct timespec *abs)
 	pthread_testcancel();
 	COUNT(ops);
 	if (take(s))
-		return 0;
+		return taken(s);
 	if ((rc = block(s, dl)))
 		return fail(rc);
 	return 0;

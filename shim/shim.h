@@ -35,6 +35,7 @@
 #include <hwsync/lock.h>
 #include <hwsync/wait.h>
 #include "shim/lock_words.h"
+#include "shim/profile.h"
 
 #define HWS_EXPORT __attribute__((visibility("default")))
 /* The hottest entry points (lock and unlock) start on a 64-byte boundary, so
@@ -99,12 +100,21 @@ struct hws_shim_config {
 				  * pause (pause, spin: the spin lock's own backoff) */
 	int stats, verbose, trace;
 	char trace_file[1200];   /* the name HWSYNC_TRACE became (hws_open_output) */
-	int instrument;          /* stats || trace: the lock paths count or record */
+	int profile;             /* HWSYNC_PROFILE: the per-object profile (profile.c) */
+	int instrument;          /* HWS_INSTR_*: what the lock paths count or record */
+	unsigned profile_slots;  /* HWSYNC_PROFILE_SLOTS: objects the profile can hold */
+	unsigned profile_top;    /* HWSYNC_PROFILE_TOP: rows of the table at exit */
+	FILE *profile_file;      /* the profile's JSON file (hws_open_output), or NULL */
+	char profile_path[1200]; /* its name; "" for none */
 	int pid;                 /* process that read the configuration */
 	int err_fd;              /* stderr as it was at start-up (programs such as
 				  * xz close stderr before exit) */
 };
 extern struct hws_shim_config hws_cfg;
+/* hws_cfg.instrument: 0 on the plain paths; COUNT: stats or trace, which
+ * read the clock on every acquisition; PROFILE: the profile, which reads it
+ * only when a thread waits (and for sampled holds). */
+enum { HWS_INSTR_COUNT = 1, HWS_INSTR_PROFILE = 2 };
 /* Read and check the environment into hws_cfg (config.c): 0 when the shim
  * can run, else an errno value after one line on stderr. */
 int hws_shim_configure(void);
@@ -162,18 +172,63 @@ extern const char *const hws_family_name[HWS_FAM_N];
 /* This thread asked for asynchronous cancellation (pthread_setcanceltype). */
 extern _Thread_local int hws_async_cancel;
 
-/* Out of line: blocking acquire of a lock that is not free, without
+/* The lock paths.  An interposed call goes from its entry point (mutex.c,
+ * omp_lock.c) to the inline functions below, which try the lock once in
+ * place; a thread that must wait makes one out-of-line call into
+ * shim_lock.c, which goes straight to the kind's waiting path
+ * (hws_words8_wait, lock_words.h: the library core).  Instrumentation adds
+ * no step when it is off (one predicted branch on hws_cfg.instrument).
+ * With the profile alone, an acquisition that does not wait is counted
+ * inline (profile.h) and reads no clock. */
+
+/* Out of line: blocking acquire of a lock whose try failed, without
  * instrumentation (with asynchronous cancellation on, by a path that leaves
  * no trace in the lock if the thread is cancelled while waiting). */
 int hws_shim_wait8(struct hws_words8 *w);
 
-/* Out of line: the instrumented paths (HWSYNC_STATS, HWSYNC_TRACE).
- * Exactly one of w8, w4 is given; deadline_ns only for HWS_OP_TIMED. */
+/* Out of line: the instrumented paths.  Exactly one of w8, w4 is given;
+ * deadline_ns only for HWS_OP_TIMED.  hws_shim_wait_profiled: a wait after
+ * a failed try, with the profile on (and neither stats nor trace);
+ * hws_shim_lock_counted and hws_shim_unlock_counted: HWSYNC_STATS and
+ * HWSYNC_TRACE, with the profile or without. */
 enum hws_lock_op { HWS_OP_ACQUIRE, HWS_OP_TRY, HWS_OP_TIMED };
+int hws_shim_wait_profiled(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
+			   const void *obj, uint64_t deadline_ns);
 int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws_lock_op op,
 			  unsigned family, const void *obj, uint64_t deadline_ns);
 int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
 			    const void *obj);
+
+/* Instrumented acquisition: the profile alone inline, else counted. */
+static inline int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, unsigned family,
+				  const void *obj, uint64_t deadline_ns)
+{
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		if (likely(hws_words8_try(w) == 0)) {
+			hws_prof_acquired(obj, family);
+			return 0;
+		}
+		if (op == HWS_OP_TRY)
+			return EBUSY;
+		return hws_shim_wait_profiled(w, NULL, family, obj, deadline_ns);
+	}
+	return hws_shim_lock_counted(w, NULL, op, family, obj, deadline_ns);
+}
+
+static inline int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, unsigned family,
+				  const void *obj)
+{
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		if (likely(hws_words4_try(w) == 0)) {
+			hws_prof_acquired(obj, family);
+			return 0;
+		}
+		if (op == HWS_OP_TRY)
+			return EBUSY;
+		return hws_shim_wait_profiled(NULL, w, family, obj, HWS_FOREVER);
+	}
+	return hws_shim_lock_counted(NULL, w, op, family, obj, HWS_FOREVER);
+}
 
 static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const void *obj)
 {
@@ -182,14 +237,14 @@ static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const
 			return 0;
 		return hws_shim_wait8(w);
 	}
-	return hws_shim_lock_counted(w, NULL, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER);
+	return hws_shim_instr8(w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER);
 }
 
 static inline int hws_shim_try8(struct hws_words8 *w, unsigned family, const void *obj)
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words8_try(w);
-	return hws_shim_lock_counted(w, NULL, HWS_OP_TRY, family, obj, 0);
+	return hws_shim_instr8(w, HWS_OP_TRY, family, obj, 0);
 }
 
 static inline int hws_shim_timed8(struct hws_words8 *w, unsigned family, const void *obj,
@@ -197,13 +252,17 @@ static inline int hws_shim_timed8(struct hws_words8 *w, unsigned family, const v
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words8_timed(w, deadline_ns);
-	return hws_shim_lock_counted(w, NULL, HWS_OP_TIMED, family, obj, deadline_ns);
+	return hws_shim_instr8(w, HWS_OP_TIMED, family, obj, deadline_ns);
 }
 
 static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const void *obj)
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words8_release(w);
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		hws_prof_released(obj);
+		return hws_words8_release(w);
+	}
 	return hws_shim_unlock_counted(w, NULL, family, obj);
 }
 
@@ -211,20 +270,24 @@ static inline int hws_shim_acquire4(struct hws_words4 *w, unsigned family, const
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words4_acquire(w);
-	return hws_shim_lock_counted(NULL, w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER);
+	return hws_shim_instr4(w, HWS_OP_ACQUIRE, family, obj);
 }
 
 static inline int hws_shim_try4(struct hws_words4 *w, unsigned family, const void *obj)
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words4_try(w);
-	return hws_shim_lock_counted(NULL, w, HWS_OP_TRY, family, obj, 0);
+	return hws_shim_instr4(w, HWS_OP_TRY, family, obj);
 }
 
 static inline int hws_shim_release4(struct hws_words4 *w, unsigned family, const void *obj)
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words4_release(w);
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		hws_prof_released(obj);
+		return hws_words4_release(w);
+	}
 	return hws_shim_unlock_counted(NULL, w, family, obj);
 }
 

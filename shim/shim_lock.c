@@ -1,7 +1,9 @@
 /* The shim's lock paths beyond the inline fast path (shim.h): the blocking
- * wait, its cancellation-safe form, and the instrumented paths for
- * HWSYNC_STATS (stages counted into this thread's block) and HWSYNC_TRACE
- * (spans: wait = entry to acquired, hold = acquired to release).
+ * wait after a failed try, its cancellation-safe form, and the instrumented
+ * paths for HWSYNC_PROFILE (profile.h), HWSYNC_STATS (stages counted into
+ * this thread's block) and HWSYNC_TRACE (spans: wait = entry to acquired,
+ * hold = acquired to release).  Every wait goes through block_on() below into
+ * the kind's waiting path (hws_words8_wait, hws_words4_wait).
  */
 #include <errno.h>
 #include "shim/shim.h"
@@ -30,11 +32,30 @@ static int acquire_cancel_safe(struct hws_words8 *w)
 	return rc;
 }
 
+/* The wait after a failed try: exactly one of w8, w4; a deadline only for a
+ * timed acquire of w8. */
+static inline int block_on(struct hws_words8 *w8, struct hws_words4 *w4, uint64_t deadline_ns)
+{
+	if (w4)
+		return hws_words4_wait(w4);
+	if (unlikely(hws_async_cancel) && deadline_ns == HWS_FOREVER &&
+	    hws_lock_kind_marks_waiters())
+		return acquire_cancel_safe(w8);
+	return hws_words8_wait(w8, deadline_ns);
+}
+
 int hws_shim_wait8(struct hws_words8 *w)
 {
-	if (unlikely(hws_async_cancel) && hws_lock_kind_marks_waiters())
-		return acquire_cancel_safe(w);
-	return hws_words8_acquire(w);
+	return block_on(w, NULL, HWS_FOREVER);
+}
+
+int hws_shim_wait_profiled(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
+			   const void *obj, uint64_t deadline_ns)
+{
+	uint64_t t0 = hws_prof_wait_begin(obj, family);
+	int rc = block_on(w8, w4, deadline_ns);
+	hws_prof_wait_end(obj, family, t0, rc);
+	return rc;
 }
 
 /* The GNU name is versioned; the shim exports an unversioned definition. */
@@ -92,16 +113,6 @@ static int held_pop(const void *obj, uint64_t *since)
 	return 0;
 }
 
-static int raw(struct hws_words8 *w8, struct hws_words4 *w4, enum hws_lock_op op,
-	       uint64_t deadline_ns)
-{
-	if (op == HWS_OP_TRY)
-		return w8 ? hws_words8_try(w8) : hws_words4_try(w4);
-	if (op == HWS_OP_TIMED)
-		return hws_words8_timed(w8, deadline_ns);
-	return w8 ? hws_shim_wait8(w8) : hws_words4_acquire(w4);
-}
-
 int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws_lock_op op,
 			  unsigned family, const void *obj, uint64_t deadline_ns)
 {
@@ -112,7 +123,10 @@ int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws
 	int rc = w8 ? hws_words8_try(w8) : hws_words4_try(w4), first = rc == 0;
 
 	if (rc == EBUSY && op != HWS_OP_TRY)
-		rc = raw(w8, w4, op, deadline_ns);
+		rc = hws_cfg.profile ? hws_shim_wait_profiled(w8, w4, family, obj, deadline_ns)
+				     : block_on(w8, w4, deadline_ns);
+	else if (rc == 0 && hws_cfg.profile)
+		hws_prof_acquired(obj, family);
 	uint64_t t1 = first ? t0 : hws_now_ns();
 	if (t) {
 		hws_tally(&t->syscalls, hws_wait_tls.syscalls - c0.syscalls);
@@ -145,6 +159,8 @@ int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsign
 			    const void *obj)
 {
 	uint64_t since, s0 = hws_wait_tls.syscalls;
+	if (hws_cfg.profile)
+		hws_prof_released(obj);
 	if (hws_cfg.trace && held_pop(obj, &since))
 		hws_trace_span(hold_name[family], obj, since, hws_now_ns());
 	int rc = w8 ? hws_words8_release(w8) : hws_words4_release(w4);

@@ -10,11 +10,14 @@
 #include "shim/spin_wait.h"
 
 #define WORD(l) ((_Atomic uint32_t *)(void *)(l))
+#define OBJ(l) ((const void *)(uintptr_t)(l))   /* the profile's key */
 
 HWS_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
 	if (!hws_shim_on())
 		return hws_native.spin_init ? hws_native.spin_init(l, pshared) : ENOSYS;
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(OBJ(l));
 	/* relaxed: init is not concurrent with use. */
 	atomic_store_explicit(WORD(l), HWS_SPIN_FREE, memory_order_relaxed);
 	/* Read the usable CPUs (files, once per process) now rather than on the
@@ -25,7 +28,8 @@ HWS_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 
 HWS_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 {
-	(void)l;
+	if (unlikely(hws_cfg.profile) && hws_shim_on())
+		hws_prof_end(OBJ(l));
 	return 0;
 }
 
@@ -36,12 +40,26 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
 	 * backoff's own delays; a policy that does more between two reads
 	 * replaces them (docs/preload.md). */
 	const hws_wait_t *w = &hws_cfg.spin_wait;
+	uint64_t t0 = hws_cfg.profile ? hws_prof_wait_begin(OBJ(l), HWS_FAM_SPIN) : 0;
 	hws_spin_wait_acquire(WORD(l), w->kind == HWS_WAIT_PAUSE || w->kind == HWS_WAIT_SPIN ?
 			      NULL : w, hws_usable_cpus());
+	if (hws_cfg.profile)
+		hws_prof_wait_end(OBJ(l), HWS_FAM_SPIN, t0, 0);
 	if (hws_cfg.stats) {
 		HWS_COUNT(HWS_FAM_SPIN, ops, 1);
 		HWS_COUNT(HWS_FAM_SPIN, contended, 1);
 	}
+	return 0;
+}
+
+/* Out of line: an acquisition that did not wait, counted.  Hold times are
+ * not sampled for spin locks: their unlock stays one store. */
+static __attribute__((noinline)) int lock_counted(pthread_spinlock_t *l)
+{
+	if (hws_cfg.profile)
+		hws_prof_acquired(OBJ(l), HWS_FAM_SPIN);
+	if (hws_cfg.stats)
+		HWS_COUNT(HWS_FAM_SPIN, ops, 1);
 	return 0;
 }
 
@@ -51,8 +69,8 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_lock(pthread_spinlock_t *l)
 		return hws_native.spin_lock ? hws_native.spin_lock(l) : ENOSYS;
 	if (unlikely(!hws_spin_try(WORD(l))))
 		return lock_contended(l);
-	if (hws_cfg.stats)
-		HWS_COUNT(HWS_FAM_SPIN, ops, 1);
+	if (unlikely(hws_cfg.instrument))
+		return lock_counted(l);
 	return 0;
 }
 
@@ -64,6 +82,8 @@ HWS_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	if (!hws_spin_is_free(atomic_load_explicit(WORD(l), memory_order_relaxed)) ||
 	    !hws_spin_try(WORD(l)))
 		return EBUSY;
+	if (unlikely(hws_cfg.profile))
+		hws_prof_acquired(OBJ(l), HWS_FAM_SPIN);
 	return 0;
 }
 

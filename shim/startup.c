@@ -61,4 +61,6 @@ __attribute__((destructor(101))) static void shim_stop(void)
 		hws_trace_write();
 	if (hws_cfg.stats)
 		hws_stats_print();
+	if (hws_cfg.profile)
+		hws_prof_report();
 }

@@ -7,6 +7,7 @@ int hws_cmd_info(int argc, char **argv);
 int hws_cmd_bench(int argc, char **argv);
 int hws_cmd_run(int argc, char **argv);
 int hws_cmd_report(int argc, char **argv);
+int hws_cmd_profile(int argc, char **argv);
 int hws_cmd_compare(int argc, char **argv);
 
 /* run.c: give back the CPU mask libgomp's start-up may have narrowed (when

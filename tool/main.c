@@ -14,6 +14,7 @@ static const char usage[] =
 "  report   turn bench JSON into plots and a readable report\n"
 "  run      run a program with hwsync under its pthread and OpenMP calls\n"
 "  compare  run a program natively and under hwsync settings: which is fastest\n"
+"  profile  print a contention profile (hwsync run --profile=FILE)\n"
 "\n"
 "`hwsync <command> --help` describes each command.\n";
 
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
 		{ "report", hws_cmd_report },
 		{ "run", hws_cmd_run },
 		{ "compare", hws_cmd_compare },
+		{ "profile", hws_cmd_profile },
 	};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (!strcmp(argv[1], cmds[i].name))

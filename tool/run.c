@@ -56,7 +56,8 @@ void hws_cli_undo_omp_binding(void) {}
 
 static const char usage[] =
 "usage: hwsync run [--lock KIND] [--wait POLICY] [--barrier KIND] [--stats]\n"
-"                  [--trace FILE] [--verbose] [--preload LIB] -- PROGRAM [ARGS...]\n"
+"                  [--trace FILE] [--profile[=FILE]] [--verbose] [--preload LIB]\n"
+"                  -- PROGRAM [ARGS...]\n"
 "\n"
 "Runs PROGRAM with libhwsync-preload.so: its default pthread mutexes, condition\n"
 "variables, spin locks, barriers and unnamed semaphores, and its GNU OpenMP\n"
@@ -69,6 +70,10 @@ static const char usage[] =
 "  --trace FILE     Chrome trace-event JSON of lock and barrier waits (HWSYNC_TRACE),\n"
 "                   one file per process: %%p in FILE is the pid, %%h the host; else a\n"
 "                   second live process writes FILE.<pid>\n"
+"  --profile[=FILE] contention profile: per object, acquisitions, contended ones,\n"
+"                   wait and hold times and where it was first contended from; the\n"
+"                   top 10 on stderr at exit, every object as JSON in FILE (%%p: the\n"
+"                   process id; read it with `hwsync profile FILE`) (HWSYNC_PROFILE)\n"
 "  --verbose        say what is passed to the native implementation (HWSYNC_VERBOSE=1)\n"
 "  --preload LIB    the shim library to use (default: next to hwsync, then %s)\n";
 
@@ -85,26 +90,26 @@ static void print_usage(void)
 /* An output file spec (docs/preload.md): only %p, %h and %% as % sequences,
  * and a writable folder.  Nothing is created or truncated here: under a
  * launcher, another rank may already be writing the file. */
-static int check_output(const char *spec)
+static int check_output(const char *opt, const char *spec)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(spec, '/');
 	for (const char *s = spec; *s; s++)
 		if (*s == '%' && !(s[1] == 'p' || s[1] == 'h' || s[1] == '%')) {
-			fprintf(stderr, "hwsync run: --trace '%s': unknown '%%%c' (known: %%p, "
-				"%%h, %%%%)\n", spec, s[1] ? s[1] : ' ');
+			fprintf(stderr, "hwsync run: %s '%s': unknown '%%%c' (known: %%p, "
+				"%%h, %%%%)\n", opt, spec, s[1] ? s[1] : ' ');
 			return -1;
 		} else if (*s == '%') {
 			s++;
 		}
 	if (!*spec || (slash && slash[1] == 0)) {
-		fprintf(stderr, "hwsync run: --trace '%s': not a file name\n", spec);
+		fprintf(stderr, "hwsync run: %s '%s': not a file name\n", opt, spec);
 		return -1;
 	}
 	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - spec) + 1 : 1,
 		 slash ? spec : ".");
 	if (access(dir, W_OK | X_OK)) {
-		fprintf(stderr, "hwsync run: --trace '%s': %s: %s\n", spec, dir, strerror(errno));
+		fprintf(stderr, "hwsync run: %s '%s': %s: %s\n", opt, spec, dir, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -113,6 +118,7 @@ static int check_output(const char *spec)
 int hws_cmd_run(int argc, char **argv)
 {
 	const char *lock = NULL, *wait = NULL, *barrier = NULL, *trace = NULL, *lib = NULL;
+	const char *profile = NULL;
 	int stats = 0, verbose = 0, i;
 	char buf[512];
 
@@ -132,6 +138,15 @@ int hws_cmd_run(int argc, char **argv)
 		}
 		if (!strcmp(a, "--stats")) {
 			stats = 1;
+		} else if (!strcmp(a, "--profile")) {
+			profile = "1";
+		} else if (!strncmp(a, "--profile=", 10)) {
+			profile = a + 10;
+			if (!*profile || !strcmp(profile, "0") || !strcmp(profile, "1")) {
+				fprintf(stderr, "hwsync run: --profile=FILE: '%s' is not a file "
+					"name\n", profile);
+				return 2;
+			}
 		} else if (!strcmp(a, "--verbose")) {
 			verbose = 1;
 		} else if (val) {
@@ -172,7 +187,9 @@ int hws_cmd_run(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (trace && check_output(trace))
+	if (trace && check_output("--trace", trace))
+		return 2;
+	if (profile && strcmp(profile, "1") && check_output("--profile", profile))
 		return 2;
 	char path[PATH_MAX];
 	if (lib) {
@@ -189,6 +206,7 @@ int hws_cmd_run(int argc, char **argv)
 	if ((lock && setenv("HWSYNC_LOCK", lock, 1)) || (wait && setenv("HWSYNC_WAIT", wait, 1)) ||
 	    (barrier && setenv("HWSYNC_BARRIER", barrier, 1)) ||
 	    (trace && setenv("HWSYNC_TRACE", trace, 1)) ||
+	    (profile && setenv("HWSYNC_PROFILE", profile, 1)) ||
 	    (stats && setenv("HWSYNC_STATS", "1", 1)) ||
 	    (verbose && setenv("HWSYNC_VERBOSE", "1", 1))) {
 		fprintf(stderr, "hwsync run: setenv: %s\n", strerror(errno));

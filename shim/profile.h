@@ -1,0 +1,130 @@
+/* HWSYNC_PROFILE: the per-object contention profile (profile.c; how to read
+ * it: docs/preload.md, "Contention profile").
+ *
+ * Entries.  One entry per object life: an address from its first use (or its
+ * init) to its destroy or next init.  Entries sit in one table of
+ * HWSYNC_PROFILE_SLOTS slots made at start-up, keyed by address with open
+ * addressing over a bounded window; nothing is allocated per object, and an
+ * object that finds no free slot in its window is counted as not recorded.
+ * A slot whose object ended without ever being contended is reused when its
+ * window is full, so a program that creates and destroys objects without end
+ * keeps being profiled in flat memory.
+ *
+ * Counting.  Each thread counts into a small direct-mapped cache of its own
+ * (struct hws_prof_thread): an uncontended acquisition that hits it is a
+ * hash, two loads, a compare and an increment, with no clock read and no
+ * write to a line another thread reads.  The cache is flushed into the
+ * table when an entry is evicted, when the thread exits, when the object
+ * ends on this thread, and at exit; the counts are exact for every thread
+ * that ended before the exit report (a live thread's are a snapshot).
+ * Hold times are sampled: one acquisition in about 64 reads the clock, and
+ * the release that follows it reads it again.
+ *
+ * A family of the shim reports with these calls, each made only when
+ * hws_cfg.profile is set (rwlocks: give the family a name in enum
+ * hws_family and hws_family_name, call hws_prof_acquired for a read or write
+ * acquisition that did not wait, hws_prof_wait_begin/_end around a wait,
+ * hws_prof_released before an unlock, hws_prof_end at init and destroy):
+ *   hws_prof_acquired(obj, fam)        an acquisition that did not wait
+ *   t0 = hws_prof_wait_begin(obj, fam) the first attempt failed and the
+ *                                      thread is about to wait; the object's
+ *                                      first contended acquisition records
+ *                                      its call site here
+ *   hws_prof_wait_end(obj, fam, t0, rc) the wait ended: rc 0 is a contended
+ *                                      acquisition; otherwise a timeout or an
+ *                                      interruption (condvars count every
+ *                                      wait, whatever its result)
+ *   hws_prof_released(obj)             before the release: ends a sampled hold
+ *   hws_prof_end(obj)                  init or destroy: the entry ends, the
+ *                                      next use starts a new one
+ */
+#ifndef HWS_PRELOAD_PROFILE_H
+#define HWS_PRELOAD_PROFILE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define HWS_PROF_TC 256u          /* objects a thread's cache holds */
+#define HWS_PROF_HIDDEN __attribute__((visibility("hidden")))
+#define HWS_PROF_TLS __attribute__((tls_model("initial-exec")))
+
+struct hws_prof_hot {             /* one object in a thread's cache */
+	_Atomic uintptr_t key;    /* the object's address; 0 = empty */
+	_Atomic uint64_t tag;     /* the entry's tag when cached */
+	_Atomic uint64_t acq;     /* acquisitions not flushed yet */
+	uint32_t slot, fam;
+};
+struct hws_prof_cold {            /* the same object's rarer counts */
+	_Atomic uint64_t cont, wait_ns, max_wait_ns, timeouts, hold_n, hold_ns, max_hold_ns;
+};
+struct hws_prof_thread {
+	struct hws_prof_hot hot[HWS_PROF_TC];
+	struct hws_prof_cold cold[HWS_PROF_TC];
+	uint32_t sample;          /* acquisitions until the next sampled hold */
+	uint32_t rnd;             /* varies the sampling period */
+	const void *held;         /* the object of the sampled hold, or NULL */
+	uint64_t held_since;
+	struct hws_prof_thread *next;   /* registry of every block ever made */
+	_Atomic int in_use;
+};
+
+/* This thread's block, NULL before its first profiled call. */
+extern _Thread_local struct hws_prof_thread *hws_prof_me HWS_PROF_TLS HWS_PROF_HIDDEN;
+/* Per slot: (entry id << 1) | live; a cached entry is current while its
+ * slot's tag is the one it cached. */
+extern _Atomic uint64_t *hws_prof_tags HWS_PROF_HIDDEN;
+
+static inline unsigned hws_prof_hash(uintptr_t k)
+{
+	/* Fibonacci hashing: objects a cache line apart land apart. */
+	return (unsigned)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 56) % HWS_PROF_TC;
+}
+
+/* relaxed: each block is written by its thread only; the exit report reads
+ * a snapshot of a live thread's counts. */
+#define HWS_PROF_LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define HWS_PROF_ADD(x, v) \
+	atomic_store_explicit(&(x), HWS_PROF_LD(x) + (v), memory_order_relaxed)
+
+void hws_prof_acquired_slow(const void *obj, unsigned fam);
+void hws_prof_sample(struct hws_prof_thread *t, const void *obj);
+void hws_prof_hold_end(struct hws_prof_thread *t, const void *obj);
+uint64_t hws_prof_wait_begin(const void *obj, unsigned fam);
+void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc);
+void hws_prof_end(const void *obj);
+
+static inline void hws_prof_acquired(const void *obj, unsigned fam)
+{
+	struct hws_prof_thread *t = hws_prof_me;
+	uintptr_t k = (uintptr_t)obj;
+	if (__builtin_expect(t != NULL, 1)) {
+		struct hws_prof_hot *e = &t->hot[hws_prof_hash(k)];
+		/* relaxed: the tag changes when the object ends; a cache that
+		 * misses the change by a moment counts one more acquisition into
+		 * the life that just ended. */
+		if (__builtin_expect(HWS_PROF_LD(e->key) == k &&
+				     atomic_load_explicit(&hws_prof_tags[e->slot],
+							  memory_order_relaxed) == HWS_PROF_LD(e->tag),
+				     1)) {
+			HWS_PROF_ADD(e->acq, 1);
+			if (__builtin_expect(--t->sample == 0, 0))
+				hws_prof_sample(t, obj);
+			return;
+		}
+	}
+	hws_prof_acquired_slow(obj, fam);
+}
+
+static inline void hws_prof_released(const void *obj)
+{
+	struct hws_prof_thread *t = hws_prof_me;
+	if (__builtin_expect(t != NULL && t->held == obj, 0))
+		hws_prof_hold_end(t, obj);
+}
+
+/* Start-up (config.c): 0, or an errno value after one line on stderr. */
+int hws_prof_init(unsigned slots);
+/* Exit (startup.c): the table on stderr and the JSON file. */
+void hws_prof_report(void);
+
+#endif
