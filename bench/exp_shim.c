@@ -58,6 +58,11 @@ static const struct pattern {
 	{ "omp-lock-contended", K_RATE, T_OPT, 0, 0 },
 	{ "omp-critical", K_RATE, T_OPT, 0, 0 },
 	{ "omp-barrier", K_RATE, T_OPT, 0, 0 },
+	{ "omp-parallel", K_RATE, T_OPT, 0, 0 },
+	{ "omp-parallel-for", K_RATE, T_OPT, 0, 0 },
+	{ "omp-for-dynamic", K_RATE, T_OPT, 0, 0 },
+	{ "omp-sections", K_RATE, T_OPT, 0, 0 },
+	{ "omp-ordered", K_RATE, T_OPT, 0, 0 },
 	{ "mutex-yield", K_RATE, T_OVERSUB, F_FAIR, 0 },
 	{ "spin-contended", K_RATE, T_OPT, F_FAIR, 0 },
 	{ "spin-oversub", K_RATE, T_OVERSUB, F_FAIR, 0 },
@@ -570,6 +575,17 @@ static struct bench_exp shim_exp = {
 "    omp-critical        the same with an unnamed #pragma omp critical\n"
 "    omp-barrier         T threads, back-to-back #pragma omp barrier; an\n"
 "                        operation is a barrier episode\n"
+"    omp-parallel        EPCC-style overheads [EPCC], T pinned threads, empty\n"
+"                        bodies, an operation is one construct: #pragma omp\n"
+"                        parallel (a fork and a join, libgomp's)\n"
+"    omp-parallel-for    #pragma omp parallel for schedule(static), one\n"
+"                        iteration a thread (fork and join only)\n"
+"    omp-for-dynamic     in one region, #pragma omp for schedule(dynamic, 1),\n"
+"                        four iterations a thread, and its end barrier\n"
+"    omp-sections        in one region, four sections and their end barrier\n"
+"    omp-ordered         in one region, #pragma omp for ordered\n"
+"                        schedule(static, 1), one ordered iteration a thread,\n"
+"                        and its end barrier\n"
 "    mutex-yield         a mutex held across sched_yield() by four threads per\n"
 "                        usable CPU (the CPU affinity mask capped by the cgroup's\n"
 "                        CPU bandwidth, or --cpus), unpinned: a waiter that spins\n"

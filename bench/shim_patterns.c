@@ -553,7 +553,10 @@ static void solo_omp_lock_run(uint64_t *ops, uint64_t *ns)
 	omp_destroy_lock(&l);
 }
 
-enum omp_kind { OMP_LOCK, OMP_CRITICAL, OMP_BARRIER };
+enum omp_kind {
+	OMP_LOCK, OMP_CRITICAL, OMP_BARRIER,
+	OMP_PARALLEL, OMP_PARALLEL_FOR, OMP_FOR_DYNAMIC, OMP_SECTIONS, OMP_ORDERED
+};
 
 /* n threads of one team, each pinned; a one-increment critical section under
  * an omp lock or `omp critical`, or back-to-back barriers. */
@@ -622,6 +625,108 @@ static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t
 	}
 	*ops = (uint64_t)atomic_load(&total);
 }
+
+/* EPCC syncbench-style overheads [EPCC]: OpenMP constructs with empty bodies,
+ * back to back, by n pinned threads.  An operation is one construct:
+ *   OMP_PARALLEL      `parallel` (fork and join), started by the first thread
+ *   OMP_PARALLEL_FOR  `parallel for schedule(static)`, one iteration a thread
+ *   OMP_FOR_DYNAMIC   inside one region: `for schedule(dynamic, 1)`, four
+ *                     iterations a thread, and the barrier at its end
+ *   OMP_SECTIONS      inside one region: four `section`s and the barrier
+ *   OMP_ORDERED       inside one region: `for ordered schedule(static, 1)`, one
+ *                     iteration a thread, each in an `ordered` block, and the
+ *                     barrier at its end */
+static inline void omp_empty(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static void omp_overhead_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns)
+{
+	struct team t = { .n = n };
+	_Atomic long total = 0;
+	_Atomic int stop = 0;
+	unsigned got = 0;
+
+	/* libgomp keeps its pool threads for the next team of the same size:
+	 * pinned here, they stay pinned for every region below. */
+#pragma omp parallel num_threads(n)
+	{
+		pin_self((unsigned)omp_get_thread_num());
+#pragma omp master
+		got = (unsigned)omp_get_num_threads();
+	}
+	if (kind == OMP_PARALLEL || kind == OMP_PARALLEL_FOR) {
+		t.n = 1;
+		uint64_t end = team_gate(&t), k = 0;
+		do {
+			for (int b = 0; b < BATCH; b++) {
+				if (kind == OMP_PARALLEL) {
+#pragma omp parallel num_threads(n)
+					omp_empty();
+				} else {
+#pragma omp parallel for num_threads(n) schedule(static)
+					for (unsigned i = 0; i < n; i++)
+						omp_empty();
+				}
+			}
+			k += BATCH;
+		} while (now_ns() < end);
+		atomic_store(&total, (long)k);
+	} else {
+#pragma omp parallel num_threads(n)
+		{
+			unsigned me = (unsigned)omp_get_thread_num();
+			uint64_t end = team_gate(&t), k = 0;
+			for (;;) {
+				for (int b = 0; b < BATCH; b++) {
+					if (kind == OMP_FOR_DYNAMIC) {
+#pragma omp for schedule(dynamic, 1)
+						for (unsigned i = 0; i < 4 * n; i++)
+							omp_empty();
+					} else if (kind == OMP_SECTIONS) {
+#pragma omp sections
+						{
+#pragma omp section
+							omp_empty();
+#pragma omp section
+							omp_empty();
+#pragma omp section
+							omp_empty();
+#pragma omp section
+							omp_empty();
+						}
+					} else {
+#pragma omp for ordered schedule(static, 1)
+						for (unsigned i = 0; i < n; i++) {
+#pragma omp ordered
+							omp_empty();
+						}
+					}
+				}
+				k += BATCH;
+				if (me == 0)
+					atomic_store(&stop, now_ns() >= end);
+				/* every thread reads stop after this barrier and before
+				 * thread 0 can write it again (after BATCH constructs,
+				 * each ending in a barrier) */
+#pragma omp barrier
+				k++;
+				if (atomic_load(&stop))
+					break;
+			}
+			if (me == 0)
+				atomic_store(&total, (long)k);
+		}
+	}
+	*ns = now_ns() - t.t0;
+	cpu1 = cpu_ns();
+	if (got != n) {
+		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
+		exit(1);
+	}
+	*ops = (uint64_t)atomic_load(&total);
+}
 #endif
 
 /* ---- objects created, used and abandoned ----------------------------------- */
@@ -673,6 +778,8 @@ static const struct {
 	{ "mutex-empty", false }, { "mutex-empty-async", false },
 	{ "mutex-yield8-1", false }, { "mutex-yield8-4", false }, { "mutex-yield8-16", false },
 	{ "mutex-rt", false }, { "cond-consumer", false },
+	{ "omp-parallel", true }, { "omp-parallel-for", true }, { "omp-for-dynamic", true },
+	{ "omp-sections", true }, { "omp-ordered", true },
 };
 #define NPATTERNS (sizeof patterns / sizeof patterns[0])
 
@@ -842,6 +949,15 @@ int main(int argc, char **argv)
 		threads = ncpus;
 		omp_team_run(p[4] == 'l' ? OMP_LOCK : p[4] == 'c' ? OMP_CRITICAL : OMP_BARRIER,
 			     ncpus, &ops, &ns);
+	} else if (!strcmp(p, "omp-parallel") || !strcmp(p, "omp-parallel-for") ||
+		   !strcmp(p, "omp-for-dynamic") || !strcmp(p, "omp-sections") ||
+		   !strcmp(p, "omp-ordered")) {
+		threads = ncpus;
+		omp_overhead_run(!strcmp(p, "omp-parallel") ? OMP_PARALLEL :
+				 !strcmp(p, "omp-parallel-for") ? OMP_PARALLEL_FOR :
+				 !strcmp(p, "omp-for-dynamic") ? OMP_FOR_DYNAMIC :
+				 !strcmp(p, "omp-sections") ? OMP_SECTIONS : OMP_ORDERED,
+				 ncpus, &ops, &ns);
 #endif
 	} else {
 		fprintf(stderr, "hwsync-shim-patterns: unknown or unavailable pattern '%s' "

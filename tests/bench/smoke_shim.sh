@@ -37,7 +37,9 @@ patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-privat
             "sem-pingpong", "omp-lock-contended", "omp-critical", "omp-barrier",
             "mutex-yield", "spin-contended", "spin-oversub", "startup", "churn",
             "cond-periodic", "cond-consumer", "mutex-empty", "mutex-empty-async",
-            "mutex-yield8-1", "mutex-yield8-4", "mutex-yield8-16", "mutex-rt"]
+            "mutex-yield8-1", "mutex-yield8-4", "mutex-yield8-16", "mutex-rt",
+            "omp-parallel", "omp-parallel-for", "omp-for-dynamic", "omp-sections",
+            "omp-ordered"]
 fair = {"mutex-contended", "mutex-private", "mutex-yield", "spin-contended", "spin-oversub",
         "mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
         "mutex-yield8-16", "mutex-rt"}
