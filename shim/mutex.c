@@ -7,6 +7,7 @@
  *                  first call claims it with a CAS (0 -> SHIM)
  *   KIND_SHIM      ours: the lock's words are the first 8 bytes (glibc's
  *                  __lock and __count), all zero when free
+ *   KIND_DESTROYED destroyed (glibc's own mark): glibc answers EINVAL
  *   anything else  glibc's: recursive, error-checking, robust, PI, PP,
  *                  process-shared, or KIND_NATIVE_NORMAL
  * KIND_SHIM sets bits 2 and 3, which no glibc kind uses (glibc uses bits 0-1
@@ -140,8 +141,12 @@ HWS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	hws_words8_release(WORDS(m));
 	if (unlikely(hws_cfg.profile))
 		hws_prof_end(m);
-	/* Back to an initializer, which the shim claims again on use. */
+	/* Marked destroyed as glibc 2.34+ marks it (kind -1): until the next
+	 * pthread_mutex_init, every call goes to glibc, which returns EINVAL,
+	 * as it would for a mutex it destroyed itself. */
 	memset(m, 0, sizeof *m);
+	/* relaxed: destroy is not concurrent with use. */
+	atomic_store_explicit(KIND(m), KIND_DESTROYED, memory_order_relaxed);
 	return 0;
 }
 

@@ -341,6 +341,7 @@ int hws_shim_deadline_ns(clockid_t clock, const struct timespec *abs, uint64_t *
 /* The owner of a pthread_mutex_t, kept in glibc's __kind word (mutex.c). */
 #define KIND_SHIM 0x0005A40C
 #define KIND_NATIVE_NORMAL 512     /* glibc's PTHREAD_MUTEX_NO_ELISION_NP */
+#define KIND_DESTROYED (-1)        /* what glibc's pthread_mutex_destroy leaves */
 
 /* Native mutex calls that work even while the shim starts (bootstrap). */
 int hws_shim_native_mutex_lock(pthread_mutex_t *m);
