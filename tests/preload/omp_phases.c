@@ -19,6 +19,10 @@
  *   combined-for     `parallel for schedule(dynamic)` (GOMP_parallel_loop_*)
  *   combined-sections `parallel sections` (GOMP_parallel_sections)
  *   nested           a dynamic loop and a barrier in teams nested in a team
+ *   task-reduction   `parallel reduction(task, ...)` (GOMP_parallel_reductions)
+ *                    around a dynamic loop whose iterations add from tasks
+ *   teams            host `teams` (GOMP_teams_reg), each with a parallel
+ *                    region and a guided loop in it
  *
  * Usage: omp_phases [PHASE...] (default: all).  Prints one line per phase
  * with its checksum and number of wrong reads; exits 1 on any wrong read. */
@@ -268,6 +272,56 @@ static long phase_nested(long *bad)
 	return check;
 }
 
+/* `parallel reduction(task, ...)` (GOMP_parallel_reductions): a dynamic loop
+ * whose iterations write the buffer and add to the reduction from tasks. */
+static long phase_task_reduction(long *bad)
+{
+	long check = 0;
+	for (int r = 0; r < ROUNDS / 2; r++) {
+		long *b = buf[r & 1], t = 0, wrong = 0;
+#pragma omp parallel reduction(task, + : t) reduction(+ : wrong)
+		{
+#pragma omp for schedule(dynamic, 1)
+			for (int i = 0; i < M; i++) {
+				slow(i, M - 1);
+				b[i] = (long)r * M + i + 1;
+#pragma omp task in_reduction(+ : t) firstprivate(i)
+				t += i;
+			}
+			wrong += sum_buf(b, M) != want_sum(r);
+		}
+		*bad += wrong + (t != (long)M * (M - 1) / 2);
+		check += t;
+	}
+	return check;
+}
+
+/* Host teams (GOMP_teams_reg) run one after the other, each with a team of
+ * its own inside. */
+static long phase_teams(long *bad)
+{
+	static long tb[4][M];
+	long check = 0, wrong = 0;
+#pragma omp teams num_teams(2) reduction(+ : check, wrong)
+	{
+		int team = omp_get_team_num() & 3;
+#pragma omp parallel reduction(+ : check, wrong)
+		for (int r = 0; r < ROUNDS / 2; r++) {
+			long *b = tb[(team << 1) | (r & 1)];
+#pragma omp for schedule(guided, 1)
+			for (int i = 0; i < M; i++) {
+				slow(i, M - 1);
+				b[i] = (long)r * M + i + 1;
+			}
+			long s = sum_buf(b, M);
+			wrong += s != want_sum(r);
+			check += s;
+		}
+	}
+	*bad += wrong;
+	return check;
+}
+
 static const struct {
 	const char *name;
 	long (*fn)(long *bad);
@@ -279,6 +333,7 @@ static const struct {
 	{ "combined-for", phase_combined_for, 0 },
 	{ "combined-sections", phase_combined_sections, 0 },
 	{ "nested", phase_nested, 0 },
+	{ "task-reduction", phase_task_reduction, 0 }, { "teams", phase_teams, 0 },
 };
 #define NPHASES (int)(sizeof phases / sizeof phases[0])
 
