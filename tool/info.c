@@ -140,6 +140,10 @@ static void print_text(void)
 	}
 	printf("\nTimer\n  counter         %.3f MHz (%s)\n", c->tsc_hz / 1e6, c->tsc_source);
 	printf("  1000 ns         = %" PRIu64 " cycles\n", hws_ns_to_tsc(1000));
+	const char *slice_why;
+	int slice = hws_rseq_slice_state(&slice_why);
+	printf("\nKernel\n  rseq slice ext  %s (%s; hwsync detects it only, docs/locks.md)\n",
+	       slice ? "yes" : "no", slice_why);
 
 	if (hws_topo_summary(hws_topo_this(), &t) == 0) {
 		printf("\nTopology (%s)\n", t.source);
@@ -213,6 +217,12 @@ static void print_json(void)
 		       c->umwait_max_time, c->umwait_c02_enabled ? "true" : "false");
 	else
 		printf("    \"umwait_control\": null},\n");
+	const char *slice_why;
+	int slice = hws_rseq_slice_state(&slice_why);
+	printf("  \"kernel\": {\"rseq_slice_extension\": %s, \"rseq_slice_enabled\": %s, "
+	       "\"rseq_slice_detail\": ", slice ? "true" : "false", slice == 2 ? "true" : "false");
+	json_str(stdout, slice_why);
+	printf("},\n");
 	printf("  \"tsc\": {\"hz\": %" PRIu64 ", \"source\": \"%s\"},\n", c->tsc_hz, c->tsc_source);
 	printf("  \"topology\": {\"source\": \"%s\", \"packages\": %u, \"cores\": %u, \"pus\": %u, "
 	       "\"smt\": %s, \"numa_nodes\": %u, \"l1d\": %llu, \"l2\": %llu, \"l3\": %llu, "

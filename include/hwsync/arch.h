@@ -192,6 +192,11 @@ unsigned hws_usable_cpus_refresh(void);
  * cpu.cfs_period_us, else MOUNT/cpu/PATH/...); 0 = no limit found. */
 unsigned hws_cgroup_cpu_limit(const char *mount, const char *self_cgroup);
 
+/* The kernel's rseq time-slice extension for this process: 0 = not offered
+ * (why says what is missing), 1 = offered but not enabled, 2 = enabled.
+ * Detection only (docs/locks.md, "The kernel's time-slice extension"). */
+int hws_rseq_slice_state(const char **why);
+
 /* Detail of the last error in this thread, for any hws_ call that failed. */
 const char *hws_last_error(void);
 
