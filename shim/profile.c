@@ -31,7 +31,6 @@
 #define WINDOW 64u
 #define NSITE 4
 #define OVERFLOW_TAG 3u           /* id 1, live: the overflow slot's tag */
-#define SAMPLE_MEAN 64u           /* one sampled hold in about this many acquisitions */
 
 enum { SITE_NONE, SITE_WALKING, SITE_READY };
 
@@ -46,7 +45,9 @@ struct slot {
 };
 
 _Thread_local struct hws_prof_thread *hws_prof_me;
+_Thread_local const void *hws_prof_held;
 _Atomic uint64_t *hws_prof_tags;
+_Atomic uint32_t hws_prof_ends;
 static _Thread_local int busy HWS_PROF_TLS;   /* in a slow path of this file */
 
 static struct slot *slots;
@@ -142,9 +143,7 @@ static struct hws_prof_thread *make_thread(void)
 							      memory_order_relaxed))
 			;
 	}
-	t->rnd = (uint32_t)(uintptr_t)&t ^ (uint32_t)hws_now_ns();
-	t->sample = SAMPLE_MEAN;
-	t->held = NULL;
+	hws_prof_held = NULL;
 	pthread_setspecific(exit_key, t);
 	hws_prof_me = t;
 	return t;
@@ -282,8 +281,10 @@ static void retire(void *block)
 	busy = 1;
 	flush_all(t);
 	busy = 0;
-	if (hws_prof_me == t)
+	if (hws_prof_me == t) {
 		hws_prof_me = NULL;
+		hws_prof_held = NULL;
+	}
 	/* release: the flushed, emptied block reaches its next owner. */
 	atomic_store_explicit(&t->in_use, 0, memory_order_release);
 }
@@ -299,14 +300,19 @@ static struct hws_prof_hot *entry(const void *obj, unsigned fam, struct hws_prof
 	*tp = t;
 	unsigned i = hws_prof_hash(k);
 	struct hws_prof_hot *e = &t->hot[i];
+	/* acquire: pairs with the release increment in hws_prof_end, so the tag
+	 * read below is at least as new as the count. */
+	uint32_t ends = atomic_load_explicit(&hws_prof_ends, memory_order_acquire);
 	if (HWS_PROF_LD(e->key) == k &&
 	    atomic_load_explicit(&hws_prof_tags[e->slot], memory_order_relaxed) ==
-		    HWS_PROF_LD(e->tag))
+		    HWS_PROF_LD(e->tag)) {
+		e->ends = ends;   /* still its entry: current until the next end */
 		return e;
+	}
 	flush(t, i);
 	long ix = find(k, fam, 1);
 	e->slot = (uint32_t)ix;
-	e->fam = fam;
+	e->ends = ends;
 	atomic_store_explicit(&e->tag, atomic_load_explicit(&hws_prof_tags[ix],
 							    memory_order_relaxed),
 			      memory_order_relaxed);
@@ -316,28 +322,18 @@ static struct hws_prof_hot *entry(const void *obj, unsigned fam, struct hws_prof
 
 /* ---- the calls of the lock paths ---- */
 
-static void next_sample(struct hws_prof_thread *t)
-{
-	/* xorshift: periods from SAMPLE_MEAN/2 to 3*SAMPLE_MEAN/2, so that a
-	 * loop taking locks in a fixed order is not always sampled on one. */
-	t->rnd ^= t->rnd << 13;
-	t->rnd ^= t->rnd >> 17;
-	t->rnd ^= t->rnd << 5;
-	t->sample = SAMPLE_MEAN / 2 + t->rnd % SAMPLE_MEAN;
-}
-
 void hws_prof_sample(struct hws_prof_thread *t, const void *obj)
 {
-	next_sample(t);
-	t->held = obj;
+	hws_prof_held = obj;
 	t->held_since = hws_now_ns();
 }
 
-void hws_prof_hold_end(struct hws_prof_thread *t, const void *obj)
+void hws_prof_hold_end(const void *obj)
 {
+	struct hws_prof_thread *t = hws_prof_me;
 	uint64_t d = hws_now_ns() - t->held_since;
 	struct hws_prof_hot *e = &t->hot[hws_prof_hash((uintptr_t)obj)];
-	t->held = NULL;
+	hws_prof_held = NULL;
 	if (HWS_PROF_LD(e->key) != (uintptr_t)obj)
 		return;   /* evicted while held: the sample is dropped */
 	struct hws_prof_cold *c = &t->cold[e - t->hot];
@@ -358,7 +354,7 @@ void hws_prof_acquired_slow(const void *obj, unsigned fam)
 	if (!e)
 		return;
 	HWS_PROF_ADD(e->acq, 1);
-	if (--t->sample == 0)
+	if (HWS_PROF_LD(e->acq) % HWS_PROF_SAMPLE == 0)
 		hws_prof_sample(t, obj);
 }
 
@@ -434,9 +430,8 @@ void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc)
 	HWS_PROF_ADD(c->wait_ns, d);
 	if (d > HWS_PROF_LD(c->max_wait_ns))
 		atomic_store_explicit(&c->max_wait_ns, d, memory_order_relaxed);
-	if (fam != HWS_FAM_COND && --t->sample == 0) {
-		next_sample(t);
-		t->held = obj;
+	if (fam != HWS_FAM_COND && HWS_PROF_LD(e->acq) % HWS_PROF_SAMPLE == 0) {
+		hws_prof_held = obj;
 		t->held_since = now;
 	}
 }
@@ -459,6 +454,9 @@ void hws_prof_end(const void *obj)
 		 * matches no live lookup). */
 		atomic_store_explicit(&hws_prof_tags[ix], s->id << 1, memory_order_relaxed);
 		atomic_store_explicit(&s->key, a, memory_order_release);
+		/* release: pairs with the acquire load in entry (the new tag
+		 * is seen by whoever sees the new count). */
+		atomic_fetch_add_explicit(&hws_prof_ends, 1, memory_order_release);
 	}
 	busy = 0;
 }
@@ -545,7 +543,7 @@ static void write_json(FILE *f, struct slot **v, size_t n, uint64_t total)
 	fprintf(f, ",\"hold_sample_mean\":%u,\n\"table\":{\"slots\":%zu,\"objects\":%" PRIu64
 		",\"recorded\":%zu,\"not_recorded\":%" PRIu64 ",\"reused\":%" PRIu64
 		",\"acquisitions_not_recorded\":%" PRIu64 ",\"acquisitions_of_reused\":%" PRIu64
-		"},\n\"objects\":[", SAMPLE_MEAN, nslots, total, n, ld(&not_recorded),
+		"},\n\"objects\":[", HWS_PROF_SAMPLE, nslots, total, n, ld(&not_recorded),
 		ld(&recycled), ld(&overflow_acq), ld(&lost_acq));
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = v[i];

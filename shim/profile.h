@@ -12,13 +12,16 @@
  *
  * Counting.  Each thread counts into a small direct-mapped cache of its own
  * (struct hws_prof_thread): an uncontended acquisition that hits it is a
- * hash, two loads, a compare and an increment, with no clock read and no
- * write to a line another thread reads.  The cache is flushed into the
+ * hash, a look at the entry and at the process's count of ended objects, and
+ * an increment, with no clock read and no write to a line another thread
+ * reads.  An entry is current while no object has ended since it was last
+ * checked against its slot's tag; after any init or destroy, each entry is
+ * checked once more on its next use (out of line).  The cache is flushed into the
  * table when an entry is evicted, when the thread exits, when the object
  * ends on this thread, and at exit; the counts are exact for every thread
  * that ended before the exit report (a live thread's are a snapshot).
- * Hold times are sampled: one acquisition in about 64 reads the clock, and
- * the release that follows it reads it again.
+ * Hold times are sampled: every 64th acquisition of an object reads the
+ * clock, and the release that follows it on the same thread reads it again.
  *
  * A family of the shim reports with these calls, each made only when
  * hws_cfg.profile is set (rwlocks: give the family a name in enum
@@ -45,6 +48,7 @@
 #include <stdint.h>
 
 #define HWS_PROF_TC 256u          /* objects a thread's cache holds */
+#define HWS_PROF_SAMPLE 64u       /* one sampled hold per this many acquisitions */
 #define HWS_PROF_HIDDEN __attribute__((visibility("hidden")))
 #define HWS_PROF_TLS __attribute__((tls_model("initial-exec")))
 
@@ -52,7 +56,8 @@ struct hws_prof_hot {             /* one object in a thread's cache */
 	_Atomic uintptr_t key;    /* the object's address; 0 = empty */
 	_Atomic uint64_t tag;     /* the entry's tag when cached */
 	_Atomic uint64_t acq;     /* acquisitions not flushed yet */
-	uint32_t slot, fam;
+	uint32_t slot;
+	uint32_t ends;            /* hws_prof_ends when last checked against the tag */
 };
 struct hws_prof_cold {            /* the same object's rarer counts */
 	_Atomic uint64_t cont, wait_ns, max_wait_ns, timeouts, hold_n, hold_ns, max_hold_ns;
@@ -60,19 +65,21 @@ struct hws_prof_cold {            /* the same object's rarer counts */
 struct hws_prof_thread {
 	struct hws_prof_hot hot[HWS_PROF_TC];
 	struct hws_prof_cold cold[HWS_PROF_TC];
-	uint32_t sample;          /* acquisitions until the next sampled hold */
-	uint32_t rnd;             /* varies the sampling period */
-	const void *held;         /* the object of the sampled hold, or NULL */
-	uint64_t held_since;
+	uint64_t held_since;      /* when the sampled hold (hws_prof_held) began */
 	struct hws_prof_thread *next;   /* registry of every block ever made */
 	_Atomic int in_use;
 };
 
 /* This thread's block, NULL before its first profiled call. */
 extern _Thread_local struct hws_prof_thread *hws_prof_me HWS_PROF_TLS HWS_PROF_HIDDEN;
+/* The object whose hold this thread samples, or NULL: a variable of its own,
+ * so that every release checks it with one load. */
+extern _Thread_local const void *hws_prof_held HWS_PROF_TLS HWS_PROF_HIDDEN;
 /* Per slot: (entry id << 1) | live; a cached entry is current while its
  * slot's tag is the one it cached. */
 extern _Atomic uint64_t *hws_prof_tags HWS_PROF_HIDDEN;
+/* Objects ended so far (inits and destroys of profiled objects). */
+extern _Atomic uint32_t hws_prof_ends HWS_PROF_HIDDEN;
 
 static inline unsigned hws_prof_hash(uintptr_t k)
 {
@@ -88,7 +95,7 @@ static inline unsigned hws_prof_hash(uintptr_t k)
 
 void hws_prof_acquired_slow(const void *obj, unsigned fam);
 void hws_prof_sample(struct hws_prof_thread *t, const void *obj);
-void hws_prof_hold_end(struct hws_prof_thread *t, const void *obj);
+void hws_prof_hold_end(const void *obj);
 uint64_t hws_prof_wait_begin(const void *obj, unsigned fam);
 void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc);
 void hws_prof_end(const void *obj);
@@ -99,15 +106,16 @@ static inline void hws_prof_acquired(const void *obj, unsigned fam)
 	uintptr_t k = (uintptr_t)obj;
 	if (__builtin_expect(t != NULL, 1)) {
 		struct hws_prof_hot *e = &t->hot[hws_prof_hash(k)];
-		/* relaxed: the tag changes when the object ends; a cache that
-		 * misses the change by a moment counts one more acquisition into
-		 * the life that just ended. */
+		/* relaxed: an object's init or destroy is ordered before its
+		 * next use by the program itself (using an object while another
+		 * thread destroys it is undefined), and it raised the count
+		 * before returning. */
 		if (__builtin_expect(HWS_PROF_LD(e->key) == k &&
-				     atomic_load_explicit(&hws_prof_tags[e->slot],
-							  memory_order_relaxed) == HWS_PROF_LD(e->tag),
-				     1)) {
-			HWS_PROF_ADD(e->acq, 1);
-			if (__builtin_expect(--t->sample == 0, 0))
+				     e->ends == atomic_load_explicit(&hws_prof_ends,
+								     memory_order_relaxed), 1)) {
+			uint64_t n = HWS_PROF_LD(e->acq) + 1;
+			atomic_store_explicit(&e->acq, n, memory_order_relaxed);
+			if (__builtin_expect(n % HWS_PROF_SAMPLE == 0, 0))
 				hws_prof_sample(t, obj);
 			return;
 		}
@@ -117,9 +125,8 @@ static inline void hws_prof_acquired(const void *obj, unsigned fam)
 
 static inline void hws_prof_released(const void *obj)
 {
-	struct hws_prof_thread *t = hws_prof_me;
-	if (__builtin_expect(t != NULL && t->held == obj, 0))
-		hws_prof_hold_end(t, obj);
+	if (__builtin_expect(hws_prof_held == obj, 0))
+		hws_prof_hold_end(obj);
 }
 
 /* Start-up (config.c): 0, or an errno value after one line on stderr. */

@@ -199,8 +199,12 @@ int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws
 int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
 			    const void *obj);
 
-/* Instrumented acquisition: the profile alone inline, else counted. */
-static inline int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, unsigned family,
+/* Instrumented acquisition: the profile alone counts without a further call,
+ * stats and trace go to hws_shim_lock_counted.  Never inlined into the entry
+ * points, so that their plain path stays as it is without instrumentation
+ * (a tail call, no extra register to save). */
+#define HWS_INSTR_PATH static __attribute__((noinline, unused))
+HWS_INSTR_PATH int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, unsigned family,
 				  const void *obj, uint64_t deadline_ns)
 {
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
@@ -215,7 +219,7 @@ static inline int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, uns
 	return hws_shim_lock_counted(w, NULL, op, family, obj, deadline_ns);
 }
 
-static inline int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, unsigned family,
+HWS_INSTR_PATH int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, unsigned family,
 				  const void *obj)
 {
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
