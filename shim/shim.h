@@ -327,7 +327,9 @@ static inline void hws_tally(_Atomic uint64_t *c, uint64_t v)
 	} while (0)
 void hws_stats_count_barrier(unsigned family, int last, uint64_t wait_ns);
 void hws_stats_atfork_child(void);
-void hws_stats_print(void);
+/* The summary at exit: the process that started the shim, or a forked child
+ * that counted something (its own counts only); once per process. */
+void hws_stats_report(void);
 
 /* 0 or errno (hws_last_error() says why); used gets the file's name. */
 int hws_trace_open(const char *path, char *used, size_t used_len);

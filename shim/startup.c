@@ -9,6 +9,7 @@
  * program never runs half on hwsync.
  */
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "shim/shim.h"
 
@@ -53,14 +54,33 @@ __attribute__((constructor(101))) static void shim_start(void)
 
 __attribute__((destructor(101))) static void shim_stop(void)
 {
+	int starter;
 	/* acquire: pairs with the release store publishing the configuration. */
-	if (atomic_load_explicit(&hws_shim_state, memory_order_acquire) != HWS_SHIM_READY ||
-	    hws_cfg.pid != (int)getpid())
-		return;   /* a forked child does not report the parent's run */
-	if (hws_cfg.trace)
+	if (atomic_load_explicit(&hws_shim_state, memory_order_acquire) != HWS_SHIM_READY)
+		return;
+	/* The trace and the profile are the starting process's: a forked child
+	 * does not write over them.  Stats: see hws_stats_report. */
+	starter = hws_cfg.pid == (int)getpid();
+	if (hws_cfg.trace && starter)
 		hws_trace_write();
 	if (hws_cfg.stats)
-		hws_stats_print();
-	if (hws_cfg.profile)
+		hws_stats_report();
+	if (hws_cfg.profile && starter)
 		hws_prof_report();
 }
+
+/* Worker processes forked by a program (stress-ng's stressors, pre-forked
+ * servers) often end with _exit, which runs no destructor: with stats on,
+ * report first.  Then what glibc's _exit does: exit_group, which does not
+ * return. */
+void _exit(int status)
+{
+	/* acquire: pairs with the release store publishing the configuration. */
+	if (atomic_load_explicit(&hws_shim_state, memory_order_acquire) == HWS_SHIM_READY &&
+	    hws_cfg.stats)
+		hws_stats_report();
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+void _Exit(int status) __attribute__((alias("_exit")));

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "shim/shim.h"
 
 const char *const hws_family_name[HWS_FAM_N] = {
@@ -30,6 +31,8 @@ static _Atomic int dead_busy;          /* a flag lock for `dead` */
 static _Thread_local struct hws_thread_stats *mine;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int forked_pid;                 /* set in a forked child (its own pid) */
+static _Atomic int reported;           /* the summary is printed once */
 
 #define NFIELDS(type) (sizeof(type) / sizeof(_Atomic uint64_t))
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
@@ -139,24 +142,54 @@ void hws_stats_count_barrier(unsigned family, int last, uint64_t wait_ns)
 }
 
 /* fork: the child has only the forking thread; the other threads' blocks
- * belong to threads it does not have, so they are free again there.  The
- * child does not report (the parent does), so their counts are dropped. */
+ * belong to threads it does not have, so they are free again there.  What
+ * every thread counted before the fork is the parent's to report, so the
+ * child starts from zero (its own block and the totals of the dead too) and
+ * reports only what it does itself (hws_stats_report). */
 void hws_stats_atfork_child(void)
 {
 	atomic_store_explicit(&dead_busy, 0, memory_order_relaxed);
+	zero_block(&dead);
 	/* acquire: pairs with the release CAS that pushed each block. */
 	for (struct hws_thread_stats *s = atomic_load_explicit(&registry, memory_order_acquire);
-	     s; s = s->next)
-		if (s != mine) {
-			zero_block(s);
+	     s; s = s->next) {
+		zero_block(s);
+		if (s != mine)
 			/* relaxed: single-threaded here. */
 			atomic_store_explicit(&s->in_use, 0, memory_order_relaxed);
-		}
+	}
+	forked_pid = (int)getpid();
+	/* relaxed: single-threaded here. */
+	atomic_store_explicit(&reported, 0, memory_order_relaxed);
 }
 
-void hws_stats_print(void)
+/* Did this process count anything (a forked child that only execs or
+ * exits at once stays silent)? */
+static int counted_any(const struct hws_thread_stats *t)
+{
+	for (int f = 0; f < HWS_FAM_NLOCKS; f++)
+		for (size_t i = 0; i < NFIELDS(struct hws_lock_tally); i++)
+			if (LD((&t->lock[f].acquisitions)[i]))
+				return 1;
+	for (int f = 0; f < HWS_FAM_N; f++)
+		for (size_t i = 0; i < NFIELDS(struct hws_fam_tally); i++)
+			if (LD((&t->fam[f].ops)[i]))
+				return 1;
+	return 0;
+}
+
+/* At exit (the destructor, or the _exit interposer): the process that
+ * started the shim prints its summary; a forked child prints one of its own,
+ * under its own pid, if it counted anything.  Once per process. */
+void hws_stats_report(void)
 {
 	struct hws_thread_stats tot;
+	int pid = (int)getpid();
+	if (pid != hws_cfg.pid && pid != forked_pid)
+		return;   /* no fork handler ran: not ours to report */
+	/* relaxed: only once; nothing else is published by the flag. */
+	if (atomic_exchange_explicit(&reported, 1, memory_order_relaxed))
+		return;
 	memset(&tot, 0, sizeof tot);
 	dead_lock();
 	add_block(&tot, &dead);
@@ -167,8 +200,10 @@ void hws_stats_print(void)
 		/* acquire: a block in use belongs to a live thread (a snapshot). */
 		if (atomic_load_explicit(&s->in_use, memory_order_acquire))
 			add_block(&tot, s);
+	if (pid == forked_pid && !counted_any(&tot))
+		return;
 
-	int pid = hws_cfg.pid, fd = hws_cfg.err_fd;
+	int fd = hws_cfg.err_fd;
 	dprintf(fd, "hwsync[%d]: stats: lock kind %s (%s), wait policy %s, barrier kind %s\n",
 		pid, hws_cfg.lock_kind, hws_cfg.lock_used, hws_cfg.wait_spec, hws_cfg.barrier_kind);
 	for (int f = 0; f < HWS_FAM_NLOCKS; f++) {

@@ -149,5 +149,39 @@ real() {   # NAME COMPRESS... (reads stdin, writes stdout)
 if command -v xz >/dev/null; then real xz xz -T2 -1 -c; else fail "xz missing (scripts/deps.sh test)"; fi
 if command -v zstd >/dev/null; then real zstd zstd -T2 -q -1 -c; else fail "zstd missing"; fi
 
+# 8. stats of forked children: a child that locks after the fork reports its
+# own counts under its own pid, also when it ends with _exit (os._exit), and
+# only once (Debian's python3: a python3 first on PATH may be a wrapper script).
+cat > "$tmp/forker.py" <<'PY'
+import os, threading
+lock = threading.Lock()
+for end in ("exit", "_exit"):
+    pid = os.fork()
+    if pid == 0:
+        for _ in range(1000):
+            lock.acquire(); lock.release()
+        print(os.getpid(), end, flush=True)
+        os._exit(0) if end == "_exit" else exit(0)
+    os.waitpid(pid, 0)
+PY
+if timeout 60 "$hwsync" run --stats -- /usr/bin/python3 "$tmp/forker.py" > "$tmp/fork.out" 2> "$tmp/fork.err"; then
+  for end in exit _exit; do
+    cpid=$(awk -v e=$end '$2 == e { print $1 }' "$tmp/fork.out")
+    n=$(grep -c "^hwsync\[$cpid\]: stats:" "$tmp/fork.err")
+    waits=$(sed -n "s/^hwsync\[$cpid\]:   sem *\([0-9]*\) waits.*/\1/p" "$tmp/fork.err")
+    if [ -n "$cpid" ] && [ "$n" = 1 ] && [ "${waits:-0}" -ge 1000 ]; then
+      pass "a forked child ending with $end reports its own stats once ($waits sem waits)"
+    else
+      fail "forked child ending with $end (pid '$cpid'): $n summaries, ${waits:-no} sem waits"
+      cat "$tmp/fork.out" "$tmp/fork.err" >&2
+    fi
+  done
+  [ "$(grep -c '^hwsync\[[0-9]*\]: stats:' "$tmp/fork.err")" = 3 ] &&
+    pass "stats with fork: three summaries (parent, two children)" ||
+    { fail "stats with fork: not three summaries"; cat "$tmp/fork.err" >&2; }
+else
+  fail "stats with fork: the program failed"; cat "$tmp/fork.out" "$tmp/fork.err" >&2
+fi
+
 [ $fails -eq 0 ] && echo "all preload checks passed" || echo "$fails preload checks failed"
 [ $fails -eq 0 ]
