@@ -196,6 +196,9 @@ def line_figure(figs, exp, mk, x, sub, rows, caption, fname):
             drawn.append(lab)
         if xs and log_needed(xs):
             ax.set_xscale("log", base=2 if x == "threads" else 10)
+        if xs and len(xs) <= 12:   # ticks at the measured values (1, 2, 8 threads)
+            ax.set_xticks(xs)
+            ax.set_xticklabels([f"{v:g}" for v in xs])
         if log_needed(ys):
             ax.set_yscale("log")
         ax.set_xlabel(XLABELS.get(x, x.replace("_", " ")))
