@@ -94,6 +94,7 @@ class Page:
         self.next_id += 1
         mid = self.next_id
         self.ws.send(json.dumps({"id": mid, "method": method, "params": params}))
+        self.ws.s.settimeout(120)   # wait_event may have left a short one
         while True:
             m = json.loads(self.ws.recv())
             if m.get("id") == mid:
@@ -128,7 +129,7 @@ def start_chromium(profile):
         args.insert(1, "--no-sandbox")   # Chromium's sandbox refuses to run as root
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     port_file = os.path.join(profile, "DevToolsActivePort")
-    until = time.monotonic() + 30
+    until = time.monotonic() + 90   # a loaded machine starts a browser slowly
     while time.monotonic() < until:
         if os.path.exists(port_file):
             lines = open(port_file).read().split()
@@ -143,11 +144,14 @@ def start_chromium(profile):
 
 
 def page_target(port):
-    until = time.monotonic() + 20
+    until = time.monotonic() + 60
     while time.monotonic() < until:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        c.request("GET", "/json/list")
-        targets = json.loads(c.getresponse().read())
+        try:   # the endpoint may not answer yet right after it wrote its port
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/json/list")
+            targets = json.loads(c.getresponse().read())
+        except (OSError, ValueError):
+            targets = []
         for t in targets:
             if t.get("type") == "page" and t.get("webSocketDebuggerUrl"):
                 return t["webSocketDebuggerUrl"]
@@ -251,7 +255,11 @@ def main():
     if len(sys.argv) != 3:
         print(__doc__.strip().splitlines()[-8].strip(), file=sys.stderr)
         return 2
-    problems, st = check(sys.argv[1], sys.argv[2])
+    try:
+        problems, st = check(sys.argv[1], sys.argv[2])
+    except (OSError, RuntimeError, ValueError, KeyError) as e:
+        print(f"FAIL: driving chromium: {type(e).__name__}: {e}")
+        return 1
     for p in problems:
         print("FAIL:", p)
     print(f"{sys.argv[1]}: {st['images']} images, {st['text']} characters, "
