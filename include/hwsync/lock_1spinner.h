@@ -16,7 +16,9 @@
  *   without destroy strands nothing).
  * - The head is taken with a CAS, so try is one CAS on a free head that
  *   leaves no trace, and timed is try plus waiting on the head: neither
- *   enqueues, and both may barge ahead of queued waiters.
+ *   enqueues, and both may barge ahead of queued waiters.  An acquire that
+ *   gets no node (memory exhausted) waits as timed does.
+ * Release stores "free" into head, so releasing a free lock is a no-op.
  * State: two 32-bit words (8 bytes).  The policy must outlive the lock.
  */
 #ifndef HWSYNC_LOCK_1SPINNER_H
@@ -56,6 +58,13 @@ static inline int hws_1spinner_timed_ns(hws_1spinner_t *l, uint64_t deadline_ns)
 static inline int hws_1spinner_release(hws_1spinner_t *l) { return hws_1spinner_core_release(&l->core); }
 void hws_1spinner_destroy(hws_1spinner_t *l);
 HWS_LOCK_TIMED_WRAPPER(1spinner)
+
+/* The tail (0 when nobody queues): for tests and tools. */
+static inline uint32_t hws_1spinner_core_tail(hws_1spinner_core_t *c)
+{
+	/* relaxed: a snapshot for observers. */
+	return atomic_load_explicit(&c->tail, memory_order_relaxed);
+}
 
 #ifdef __cplusplus
 }

@@ -86,12 +86,20 @@ static inline int hws_auto_core_acquire(hws_auto_core_t *c, _Atomic uint32_t *le
 	return hws_auto_core_timed_ns(c, learn, w, HWS_FOREVER);
 }
 
+/* Clears LOCKED and counts the generation in one CAS, only while LOCKED is
+ * set: a release of a free lock (a stray unlock, which glibc's default mutex
+ * tolerates) changes nothing, and of two racing releases only one clears it. */
 static inline int hws_auto_core_release(hws_auto_core_t *c)
 {
-	/* One add clears LOCKED (it is set: we hold the lock) and counts the
-	 * generation.  release: pairs with the acquire CAS of the next holder. */
-	uint32_t v = atomic_fetch_add_explicit(&c->state, HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED,
-					       memory_order_release);
+	/* relaxed: only a guess for the CAS, which decides. */
+	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
+	do
+		if (__builtin_expect(!(v & HWS_AUTO_LOCKED), 0))
+			return 0;
+	/* release: pairs with the acquire CAS of the next holder. */
+	while (!atomic_compare_exchange_weak_explicit(&c->state, &v,
+						      v + HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED,
+						      memory_order_release, memory_order_relaxed));
 	if (__builtin_expect(v & HWS_AUTO_PARKED, 0))
 		hws_auto_core_release_slow(c, v);
 	return 0;

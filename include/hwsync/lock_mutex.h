@@ -53,6 +53,11 @@ static inline int hws_mutex_core_acquire(hws_mutex_core_t *c, const hws_wait_t *
 	return hws_mutex_core_timed_ns(c, w, HWS_FOREVER);
 }
 
+/* A release of a free lock (a stray unlock, which glibc's default mutex
+ * tolerates) is harmless: the decrement from 0 reads 0, not 1, so the word
+ * is stored back to 0 and waiters woken.  Meanwhile it reads -1, which no
+ * acquirer takes (they only take 0), so the store of 0 frees nobody's hold;
+ * a racing acquirer at worst waits for that wake-up. */
 static inline int hws_mutex_core_release(hws_mutex_core_t *c)
 {
 	/* release: pairs with the acquire CAS/exchange of the next holder. */

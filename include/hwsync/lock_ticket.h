@@ -36,8 +36,10 @@ static inline int hws_ticket_core_acquire(hws_ticket_core_t *c, const hws_wait_t
 	 * on `owner` is what pairs with the previous holder's release. */
 	uint32_t t = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed), o;
 
-	/* acquire: pairs with the release increment of `owner`. */
-	while ((o = atomic_load_explicit(&c->owner, memory_order_acquire)) != t)
+	/* acquire: pairs with the release increment of `owner`.  Our turn
+	 * has come when owner reached t or passed it: a stray release (see
+	 * hws_ticket_core_release) may free a hold before its holder saw it. */
+	while ((int32_t)((o = atomic_load_explicit(&c->owner, memory_order_acquire)) - t) < 0)
 		hws_wait_while_eq32(&c->owner, o, w, HWS_FOREVER);
 	return 0;
 }
@@ -65,13 +67,30 @@ static inline int hws_ticket_core_timed_ns(hws_ticket_core_t *c, const hws_wait_
 	}
 }
 
+/* Release: advance `owner`, but only while the lock is held (next != owner),
+ * by CAS, so that a release of a free lock (glibc's default mutex tolerates
+ * an unlock nobody holds) changes nothing, and of two releases that race
+ * (the holder's and a stray one) only one advances `owner`: it never passes
+ * `next`, which would skip a ticket and stop the lock for good.  The holder
+ * (or a thread ordered after its acquisition) always reads next > owner: its
+ * own ticket is below next.  A stray release that frees a hold its holder
+ * has not seen yet (owner passed the holder's ticket) does not lose that
+ * holder: a waiter's turn is owner reaching its ticket or passing it. */
 static inline int hws_ticket_core_release(hws_ticket_core_t *c)
 {
-	/* relaxed: only the holder writes owner. */
+	/* relaxed: only names the value for the CAS, which decides. */
 	uint32_t o = atomic_load_explicit(&c->owner, memory_order_relaxed);
-	/* release: pairs with the waiters' acquire loads of owner. */
-	atomic_store_explicit(&c->owner, o + 1, memory_order_release);
-	hws_wake32(&c->owner, HWS_WAKE_ALL);
+
+	do {
+		/* relaxed: next only grows and owner <= next, so next == o read
+		 * after o means the lock was free in between: nothing to do. */
+		if (__builtin_expect(atomic_load_explicit(&c->next, memory_order_relaxed) == o, 0))
+			return 0;
+		/* seq_cst: a release for the waiters' acquire loads of owner,
+		 * and the read-modify-write hws_wake32_after_rmw relies on. */
+	} while (!atomic_compare_exchange_weak_explicit(&c->owner, &o, o + 1, memory_order_seq_cst,
+							memory_order_relaxed));
+	hws_wake32_after_rmw(&c->owner, HWS_WAKE_ALL);
 	return 0;
 }
 
@@ -93,7 +112,8 @@ static inline int hws_ticket16_core_acquire(hws_ticket16_core_t *c, const hws_wa
 
 	v += 1u << 16;     /* the word as our arrival left it */
 
-	while ((v & 0xffffu) != t) {
+	/* Until owner reached t or passed it (a stray release, as above). */
+	while ((int16_t)(uint16_t)((v & 0xffffu) - t) < 0) {
 		hws_wait_while_eq32(&c->word, v, w, HWS_FOREVER);
 		/* acquire: pairs with the release CAS that made owner == t. */
 		v = atomic_load_explicit(&c->word, memory_order_acquire);
@@ -126,16 +146,22 @@ static inline int hws_ticket16_core_timed_ns(hws_ticket16_core_t *c, const hws_w
 	}
 }
 
+/* As hws_ticket_core_release: only a held lock (next != owner) advances, so
+ * a stray release of a free lock is a no-op and two racing releases advance
+ * owner once. */
 static inline int hws_ticket16_core_release(hws_ticket16_core_t *c)
 {
 	/* relaxed: the CAS below decides. */
 	uint32_t v = atomic_load_explicit(&c->word, memory_order_relaxed), n;
-	do
+	do {
+		if (__builtin_expect((v >> 16) == (v & 0xffffu), 0))
+			return 0;   /* free: nothing to release */
 		n = (v & 0xffff0000u) | ((v + 1) & 0xffffu);
-	/* release: pairs with the acquire of the next holder. */
-	while (!atomic_compare_exchange_weak_explicit(&c->word, &v, n, memory_order_release,
-						      memory_order_relaxed));
-	hws_wake32(&c->word, HWS_WAKE_ALL);
+		/* seq_cst: a release for the acquire of the next holder, and the
+		 * read-modify-write hws_wake32_after_rmw relies on. */
+	} while (!atomic_compare_exchange_weak_explicit(&c->word, &v, n, memory_order_seq_cst,
+							memory_order_relaxed));
+	hws_wake32_after_rmw(&c->word, HWS_WAKE_ALL);
 	return 0;
 }
 

@@ -19,6 +19,8 @@
  * - hws_wake32() must be called after the store that changes the word.  It
  *   wakes up to n threads sleeping in the kernel on addr.  When none sleeps it
  *   costs a fence and one load of a sleeper counter: no system call.
+ *   hws_wake32_after_rmw() is the form for a word changed by a seq_cst
+ *   read-modify-write, which needs no fence of its own.
  *   Spinning and hardware-wait policies need no wake at all; calling it is
  *   always correct and is required whenever a waiter may use futex or adaptive.
  *
@@ -109,6 +111,47 @@ int hws_wait_while_eq32_intr(const _Atomic uint32_t *addr, uint32_t old,
 			     const hws_wait_t *w, uint64_t deadline_ns);
 /* Returns 1 when it made a system call (someone may be asleep), else 0. */
 int hws_wake32(_Atomic uint32_t *addr, uint32_t n);
+
+/* The sleeper counters (see "Sleeper accounting" above): one cache line
+ * each, chosen by a hash of the address.  Public only for the inline test
+ * of hws_wake32_after_rmw; `woke` belongs to the wait layer. */
+#define HWS_WAIT_BUCKETS 256
+struct hws_wait_bucket {
+	_Atomic uint32_t n;        /* threads that may sleep on an address here */
+	_Atomic uint64_t woke;     /* the wait layer's hand-off stamp */
+} HWS_ALIGNED_LINE;
+extern struct hws_wait_bucket hws_wait_buckets[HWS_WAIT_BUCKETS];
+
+static inline uint64_t hws_wait_addr_hash(const void *addr)
+{
+	uint64_t x = (uintptr_t)addr >> 2;
+	x ^= x >> 17;
+	return x * 0x9e3779b97f4a7c15ull;
+}
+
+static inline struct hws_wait_bucket *hws_wait_bucket_of(const void *addr)
+{
+	return &hws_wait_buckets[(hws_wait_addr_hash(addr) >> 40) % HWS_WAIT_BUCKETS];
+}
+
+/* The system call of a wake (hws_wake32_after_rmw's slow path). */
+int hws_wake32_call(_Atomic uint32_t *addr, uint32_t n);
+
+/* hws_wake32 for a caller whose change of *addr was a seq_cst read-modify-
+ * write (exchange, CAS, fetch-add): that operation already orders the change
+ * before the read of the sleeper counter, so no fence is issued, and a wake
+ * with nobody asleep is one inline load. */
+static inline int hws_wake32_after_rmw(_Atomic uint32_t *addr, uint32_t n)
+{
+	/* seq_cst: with the caller's seq_cst read-modify-write of *addr and the
+	 * sleeper's seq_cst increment and re-read, all four operations are in
+	 * the single total order, so one side sees the other ([DEKKER]) as with
+	 * the fence of hws_wake32. */
+	if (__builtin_expect(atomic_load_explicit(&hws_wait_bucket_of(addr)->n,
+						  memory_order_seq_cst) == 0, 1))
+		return 0;
+	return hws_wake32_call(addr, n);
+}
 
 /* The adaptive policy's numbers and where they came from.  Nothing is
  * measured when a program starts: the policy uses, best first, a measurement

@@ -11,7 +11,10 @@
  *          that the successor moves to stage 2.  A node that is still the
  *          tail is never DONE, and only its owner puts it into this tail, so
  *          the CAS has no ABA.
- * Release: one release store of "free" into head, and a wake.
+ * Release: one release store of "free" into head, and a wake.  A release of
+ *          a free lock (a stray unlock) stores "free" over "free": no-op.
+ * No node: a thread that gets none (memory exhausted) waits as timed does,
+ *          on head without queueing, so acquire never fails for memory.
  *
  * Memory order: the tail exchange is acq_rel (publishes our WAITING node);
  * the acquire CAS on head pairs with the holder's release store of "free",
@@ -47,8 +50,8 @@ int hws_1spinner_core_acquire(hws_1spinner_core_t *c, const hws_wait_t *w)
 	uint32_t me = hws_qnode_fresh(), expect;
 	struct hws_qnode *n;
 
-	if (!me)
-		return hws_fail(ENOMEM, "1spinner: out of memory for a queue node");
+	if (__builtin_expect(!me, 0))   /* memory exhausted: wait on head alone */
+		return hws_1spinner_core_timed_ns(c, w, HWS_FOREVER);
 	n = hws_qnode(me);
 	/* Stage 1: until the predecessor has acquired. */
 	hws_qnode_enqueue_await(&c->tail, me, w);

@@ -1,18 +1,23 @@
 /* CLH queue lock, idle-empty variant (see include/hwsync/lock_clh.h).
  *
  * Node life cycle: an acquirer takes a fresh node (WAITING) and swaps it into
- * the tail.  When its predecessor's node reads DONE it holds the lock and
- * adopts that node (nobody else reads it again).  Release either swings the
- * tail from the holder's node back to 0 (nobody queued: the node returns to
- * the pool) or stores DONE into it for the successor, who adopts it.  A node
- * that is still the tail is never DONE, so no one can find a released node
- * through the tail, and the release CAS has no ABA: only the holder can put
- * its own node into this tail.
+ * the tail half of the word (lib/prims/qnode.h).  When its predecessor's
+ * node reads DONE it holds the lock, adopts that node (nobody else reads it
+ * again) and writes its own node into the holder half.  Release either
+ * swings the word from {holder, holder} back to 0 (nobody queued: the node
+ * returns to the pool) or claims the hand-over (holder half to 0) and stores
+ * DONE into the holder's node for the successor, who adopts it.  A release
+ * that finds no holder (a stray unlock) does nothing.  A node that is still
+ * the tail is never DONE, so no one can find a released node through the
+ * tail, and the release CAS has no ABA: only the holder can put its own node
+ * into this tail.  A thread that gets no node (memory exhausted) waits
+ * without queueing and holds the lock as ANON.
  *
- * Memory order: the tail exchange is acq_rel (publishes our WAITING node,
+ * Memory order: the arrival's CAS is acq_rel (publishes our WAITING node,
  * reads the predecessor's index); the release store of DONE pairs with the
- * successor's acquire load, and the release CAS of the tail to 0 with the
- * acquire of the next exchange or try, which orders the critical sections.
+ * successor's acquire load, and the seq_cst CAS of the word to 0 (a release)
+ * with the acquire of the next arrival or try, which orders the critical
+ * sections.
  */
 #include "prims/lock_ops.h"
 #include "prims/qnode.h"
@@ -21,49 +26,73 @@
 
 int hws_clh_init(hws_clh_t *l, const hws_wait_t *w)
 {
-	atomic_init(&l->core.tail, 0);
-	l->core.holder = 0;
+	atomic_init(&l->core.word, 0);
 	l->wait = w;
+	return 0;
+}
+
+/* The lock was not free: swap into the tail and wait until the predecessor
+ * released.  Out of line, so that the free path saves no registers. */
+static __attribute__((noinline)) int queue(hws_clh_core_t *c, uint32_t me, uint64_t v,
+					   const hws_wait_t *w)
+{
+	uint32_t pred = hws_qw_enqueue(&c->word, me, v, w);
+
+	if (!pred)
+		return 0;
+	struct hws_qnode *p = hws_qnode(pred);
+	/* acquire: pairs with the predecessor's release store of DONE. */
+	while (atomic_load_explicit(&p->state, memory_order_acquire) == HWS_QN_WAITING)
+		hws_wait_while_eq32(&p->state, HWS_QN_WAITING, w, HWS_FOREVER);
+	hws_qnode_put(pred);   /* adopted: nobody reads it again */
+	hws_qw_set_holder(&c->word, me);
 	return 0;
 }
 
 int hws_clh_core_acquire(hws_clh_core_t *c, const hws_wait_t *w)
 {
 	uint32_t me = hws_qnode_fresh();
+	uint64_t v = 0;
 
-	if (!me)
-		return hws_fail(ENOMEM, "clh: out of memory for a queue node");
-	hws_qnode_enqueue_await(&c->tail, me, w);
-	c->holder = me;
-	return 0;
+	if (__builtin_expect(!me, 0))   /* memory exhausted: wait without a node */
+		return hws_qw_timed(&c->word, w, HWS_FOREVER);
+	/* acq_rel: acquire pairs with the release CAS that freed the word;
+	 * release publishes our WAITING node to the next arrival. */
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&c->word, &v, HWS_QW(me, me),
+								     memory_order_acq_rel,
+								     memory_order_relaxed), 1))
+		return 0;
+	return queue(c, me, v, w);
 }
 
 int hws_clh_core_try(hws_clh_core_t *c)
 {
-	return hws_qtail_try(&c->tail, &c->holder, "clh");
+	return hws_qw_try(&c->word);
 }
 
 int hws_clh_core_timed_ns(hws_clh_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
 {
-	return hws_qtail_timed(&c->tail, &c->holder, w, deadline_ns, "clh");
+	return hws_qw_timed(&c->word, w, deadline_ns);
+}
+
+/* The hand-over, once hws_qw_release claimed it: mark the holder's node
+ * released for the successor, who adopts it. */
+static __attribute__((noinline)) void hand_over(uint32_t me)
+{
+	struct hws_qnode *n = hws_qnode(me);
+
+	/* release: pairs with the successor's acquire load of our state. */
+	atomic_store_explicit(&n->state, HWS_QN_DONE, memory_order_release);
+	hws_wake32(&n->state, HWS_WAKE_ALL);
 }
 
 int hws_clh_core_release(hws_clh_core_t *c, const hws_wait_t *w)
 {
-	uint32_t me = c->holder, expect = me;
-	struct hws_qnode *n = hws_qnode(me);
+	uint32_t me;
 
 	(void)w;   /* release never waits */
-	/* release: pairs with the acquire of the next exchange or try. */
-	if (atomic_compare_exchange_strong_explicit(&c->tail, &expect, 0, memory_order_release,
-						    memory_order_relaxed)) {
-		hws_wake32(&c->tail, HWS_WAKE_ALL);    /* timed waiters */
-		hws_qnode_put(me);
-		return 0;
-	}
-	/* release: pairs with the successor's acquire load of our state. */
-	atomic_store_explicit(&n->state, HWS_QN_DONE, memory_order_release);
-	hws_wake32(&n->state, HWS_WAKE_ALL);
+	if (__builtin_expect(hws_qw_release(&c->word, &me), 0))
+		hand_over(me);
 	return 0;
 }
 

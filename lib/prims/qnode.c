@@ -1,6 +1,6 @@
 /* Queue-lock node pool: chunks of cache-line nodes, a shared free list and a
- * small free-node cache per thread; and the try/timed that MCS and CLH share
- * (see qnode.h). */
+ * small free-node cache per thread; and the word operations that MCS and CLH
+ * share (see qnode.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -136,33 +136,57 @@ void hws_qnode_put(uint32_t idx)
 	cache.idx[cache.n++] = idx;
 }
 
-int hws_qtail_try(_Atomic uint32_t *tail, uint32_t *holder, const char *who)
+int hws_qw_try(_Atomic uint64_t *word)
 {
-	uint32_t me = hws_qnode_fresh(), expect = 0;
+	uint64_t expect = 0;
+	uint32_t me;
 
-	if (!me)
-		return hws_fail(ENOMEM, "%s: out of memory for a queue node", who);
-	/* acq_rel: acquire pairs with the release CAS that emptied the tail;
+	/* relaxed: a held lock needs no node; the CAS below decides. */
+	if (atomic_load_explicit(word, memory_order_relaxed))
+		return EBUSY;
+	if (!(me = hws_qnode_fresh()))
+		me = HWS_QN_ANON;   /* memory exhausted: hold it without a node */
+	/* acq_rel: acquire pairs with the release CAS that freed the word;
 	 * release publishes our initialised node to the next arrival. */
-	if (atomic_compare_exchange_strong_explicit(tail, &expect, me, memory_order_acq_rel,
-						    memory_order_relaxed)) {
-		*holder = me;
+	if (atomic_compare_exchange_strong_explicit(word, &expect, HWS_QW(me, me),
+						    memory_order_acq_rel, memory_order_relaxed))
 		return 0;
-	}
-	hws_qnode_put(me);
+	if (me != HWS_QN_ANON)
+		hws_qnode_put(me);
 	return EBUSY;
 }
 
-int hws_qtail_timed(_Atomic uint32_t *tail, uint32_t *holder, const hws_wait_t *w,
-		    uint64_t deadline_ns, const char *who)
+int hws_qw_timed(_Atomic uint64_t *word, const hws_wait_t *w, uint64_t deadline_ns)
 {
 	for (;;) {
-		int rc = hws_qtail_try(tail, holder, who);
-		if (rc != EBUSY)
-			return rc;
+		if (hws_qw_try(word) == 0)
+			return 0;
 		/* relaxed: only names the value to wait on; try re-checks. */
-		uint32_t t = atomic_load_explicit(tail, memory_order_relaxed);
-		if (t && hws_wait_while_eq32(tail, t, w, deadline_ns) == ETIMEDOUT)
-			return hws_qtail_try(tail, holder, who) == 0 ? 0 : ETIMEDOUT;
+		uint32_t t = HWS_QW_TAIL(atomic_load_explicit(word, memory_order_relaxed));
+		if (t && hws_wait_while_eq32(hws_qw_tail32(word), t, w, deadline_ns) == ETIMEDOUT)
+			return hws_qw_try(word) == 0 ? 0 : ETIMEDOUT;
+	}
+}
+
+uint32_t hws_qw_enqueue(_Atomic uint64_t *word, uint32_t me, uint64_t v, const hws_wait_t *w)
+{
+	for (;;) {
+		uint32_t t = HWS_QW_TAIL(v);
+		if (__builtin_expect(t == HWS_QN_ANON, 0)) {
+			/* No node to queue behind: wait until its holder frees
+			 * the word (its release wakes the tail half). */
+			hws_wait_while_eq32(hws_qw_tail32(word), t, w, HWS_FOREVER);
+			/* relaxed: a guess for the CAS. */
+			v = atomic_load_explicit(word, memory_order_relaxed);
+			continue;
+		}
+		/* acq_rel: publishes our initialised node to whoever reads the
+		 * tail next; acquires the predecessor's node (or, from a free
+		 * word, the last holder's critical section). */
+		if (atomic_compare_exchange_weak_explicit(word, &v,
+							  t ? (v & ~(uint64_t)0xffffffffu) | me
+							    : HWS_QW(me, me),
+							  memory_order_acq_rel, memory_order_relaxed))
+			return t;
 	}
 }

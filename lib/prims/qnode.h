@@ -78,13 +78,94 @@ static inline void hws_qnode_enqueue_await(_Atomic uint32_t *tail, uint32_t me,
 	}
 }
 
-/* try and timed of the queue locks whose free state is an empty tail (MCS,
- * CLH): take the lock with a CAS of the tail from 0 to a fresh node, which
- * becomes *holder; timed retries and waits on the tail word in between (the
- * release that empties the queue wakes it), so neither ever queues.  0,
- * EBUSY / ETIMEDOUT, or ENOMEM (with `who` in the message). */
-int hws_qtail_try(_Atomic uint32_t *tail, uint32_t *holder, const char *who);
-int hws_qtail_timed(_Atomic uint32_t *tail, uint32_t *holder, const hws_wait_t *w,
-		    uint64_t deadline_ns, const char *who);
+/* The word of the queue locks that name their holder (MCS, CLH): the tail
+ * (index of the last arrival's node) in the low half and the holder's node
+ * in the high half, one 64-bit atomic, so that one CAS both tells who holds
+ * the lock and frees it:
+ *   0                 free
+ *   {t, h}, h != 0    held by node h; t == h when nobody waits
+ *   {t, 0}, t != 0    being handed over: the releaser claimed it (CAS of the
+ *                     holder half to 0) and the grantee has not yet written
+ *                     its node there
+ *   {ANON, ANON}      held by a thread that got no node (memory exhausted);
+ *                     arrivals do not queue behind it but wait on the tail
+ * A release finds the holder in the word and swings it to 0 (or claims the
+ * hand-over) by CAS, so a release of a free lock, or of one being handed
+ * over, finds no holder and does nothing, and of two racing releases only
+ * one frees (or hands over) the lock and returns the node to a cache.
+ * Waiters that do not queue (try, timed, node-less) wait on the tail half,
+ * a 32-bit view of the word: both targets are little-endian and give
+ * naturally aligned accesses of either size single-copy atomicity, and the
+ * kernel's futex compares those four bytes. */
+#define HWS_QN_ANON UINT32_MAX   /* above every node index (22 bits) */
+#define HWS_QW(tail, holder) ((uint64_t)(holder) << 32 | (uint32_t)(tail))
+#define HWS_QW_TAIL(v) ((uint32_t)(v))
+#define HWS_QW_HOLDER(v) ((uint32_t)((v) >> 32))
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the tail is the word's low half");
+
+static inline _Atomic uint32_t *hws_qw_tail32(_Atomic uint64_t *word)
+{
+	return (_Atomic uint32_t *)(void *)word;
+}
+
+/* Enter the queue of `word` with node `me`, given v, a recent value of the
+ * word: returns the predecessor's node, or 0 when the lock was free and is
+ * now ours (the word then names us as holder too).  An arrival never queues
+ * behind a node-less holder: it waits for the word to change. */
+uint32_t hws_qw_enqueue(_Atomic uint64_t *word, uint32_t me, uint64_t v, const hws_wait_t *w);
+
+/* Write our node into the holder half once the lock was handed to us
+ * (the releaser left it 0). */
+static inline void hws_qw_set_holder(_Atomic uint64_t *word, uint32_t me)
+{
+	/* relaxed: only the grantee writes the holder half now (a releaser
+	 * cleared it before the grant we acquired), and a later release reads
+	 * it by a read-modify-write of the same word. */
+	atomic_fetch_add_explicit(word, (uint64_t)me << 32, memory_order_relaxed);
+}
+
+/* Release: 0 from a held lock, or when there is nothing to release.  Frees
+ * the lock if nobody waits (the holder's node back to the cache, timed
+ * waiters woken) and returns 0 with *node untouched; else claims the
+ * hand-over and returns 1 with the holder's node in *node, for the kind to
+ * hand the lock to its successor. */
+static inline int hws_qw_release(_Atomic uint64_t *word, uint32_t *node)
+{
+	/* relaxed: only a guess for the CAS, which decides. */
+	uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+
+	for (;;) {
+		uint32_t h = HWS_QW_HOLDER(v);
+		if (__builtin_expect(!h, 0))
+			return 0;   /* not held, or being handed over: a stray release */
+		if (__builtin_expect(HWS_QW_TAIL(v) == h, 1)) {
+			/* seq_cst: a release for the acquire of the next arrival,
+			 * try or timed, and the read-modify-write
+			 * hws_wake32_after_rmw relies on. */
+			if (atomic_compare_exchange_weak_explicit(word, &v, 0, memory_order_seq_cst,
+								  memory_order_relaxed)) {
+				hws_wake32_after_rmw(hws_qw_tail32(word), HWS_WAKE_ALL);
+				if (h != HWS_QN_ANON)
+					hws_qnode_put(h);
+				return 0;
+			}
+		} else if (atomic_compare_exchange_weak_explicit(word, &v, v & 0xffffffffu,
+								  memory_order_relaxed,
+								  memory_order_relaxed)) {
+			/* relaxed: the claim orders nothing; the kind's grant
+			 * (a release store to a node) publishes the section. */
+			*node = h;
+			return 1;
+		}
+	}
+}
+
+/* try and timed of MCS and CLH: take a free lock with one CAS of the word
+ * from 0 to {node, node}, or to {ANON, ANON} when no node can be had, so
+ * neither ever fails for memory; timed retries and waits on the tail half
+ * in between (the release that empties the queue wakes it), so neither
+ * ever queues.  0 or EBUSY / ETIMEDOUT. */
+int hws_qw_try(_Atomic uint64_t *word);
+int hws_qw_timed(_Atomic uint64_t *word, const hws_wait_t *w, uint64_t deadline_ns);
 
 #endif

@@ -16,25 +16,20 @@
 _Thread_local struct hws_wait_counters hws_wait_tls;
 _Thread_local int hws_wait_intr;
 
-/* Sleeper counters, one cache line each, indexed by a hash of the address. */
-#define SLEEPER_BUCKETS 256
-struct bucket {
-	_Atomic uint32_t n;
-	/* start of the last wake that woke someone here: time << 8 | tag */
-	_Atomic uint64_t woke;
-} HWS_ALIGNED_LINE;
-static struct bucket sleepers[SLEEPER_BUCKETS];
+/* Sleeper counters, one cache line each, indexed by a hash of the address
+ * (the table and the hash are in wait.h, for the inline test of
+ * hws_wake32_after_rmw). */
+#define bucket hws_wait_bucket
+struct hws_wait_bucket hws_wait_buckets[HWS_WAIT_BUCKETS];
 
 static inline uint64_t addr_hash(const void *addr)
 {
-	uint64_t x = (uintptr_t)addr >> 2;
-	x ^= x >> 17;
-	return x * 0x9e3779b97f4a7c15ull;
+	return hws_wait_addr_hash(addr);
 }
 
 static inline struct bucket *bucket_of(const void *addr)
 {
-	return &sleepers[(addr_hash(addr) >> 40) % SLEEPER_BUCKETS];
+	return hws_wait_bucket_of(addr);
 }
 
 /* Hash bits the bucket index does not use: tell addresses of one bucket
@@ -155,5 +150,11 @@ int hws_wake32(_Atomic uint32_t *addr, uint32_t n)
 	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
 		return 0;
 	wake_call(addr, b, n, FUTEX_BITSET_MATCH_ANY);
+	return 1;
+}
+
+int hws_wake32_call(_Atomic uint32_t *addr, uint32_t n)
+{
+	wake_call(addr, bucket_of(addr), n, FUTEX_BITSET_MATCH_ANY);
 	return 1;
 }

@@ -29,7 +29,7 @@ struct core_kind {
 /* Release with or without the policy argument, as the kind's API has it. */
 #define CORE_REL_W(k) return hws_##k##_core_release(c, w);
 #define CORE_REL(k) (void)w; return hws_##k##_core_release(c);
-#define CORE_TAIL(k) return atomic_load(&((hws_##k##_core_t *)c)->tail);
+#define CORE_TAIL(k) return hws_##k##_core_tail(c);
 #define CORE_NOTAIL(k) (void)c; return 0;
 
 #define CORE_KIND(k, rel, tail_)                                                   \

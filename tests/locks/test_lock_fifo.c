@@ -22,15 +22,15 @@ struct kind {
 	uint32_t (*position)(void *);   /* changes when a waiter queues */
 };
 
-#define KIND(k, posfield)                                                         \
+#define KIND(k, pos)                                                              \
 	static int f_##k##_acq(void *l) { return hws_##k##_acquire(l); }              \
 	static int f_##k##_rel(void *l) { return hws_##k##_release(l); }              \
 	static int f_##k##_tim(void *l, uint64_t d) { return hws_##k##_timed_ns(l, d); } \
-	static uint32_t f_##k##_pos(void *l) { return atomic_load(&((hws_##k##_t *)l)->posfield); }
-KIND(ticket, core.next)
-KIND(mcs, core.tail)
-KIND(clh, core.tail)
-KIND(1spinner, core.tail)
+	static uint32_t f_##k##_pos(void *l) { return pos; }
+KIND(ticket, atomic_load(&((hws_ticket_t *)l)->core.next))
+KIND(mcs, hws_mcs_core_tail(&((hws_mcs_t *)l)->core))
+KIND(clh, hws_clh_core_tail(&((hws_clh_t *)l)->core))
+KIND(1spinner, hws_1spinner_core_tail(&((hws_1spinner_t *)l)->core))
 
 static const struct kind kinds[] = {
 	{ "ticket", f_ticket_acq, f_ticket_rel, f_ticket_tim, f_ticket_pos },
