@@ -7,7 +7,9 @@
  * exits adds its block into the totals of the dead and gives the block back
  * for the next new thread, so the number of blocks follows the largest
  * number of threads alive at once, not the number ever created.  The report
- * at exit sums the totals and every block in use.
+ * at exit sums the totals and every block in use.  A thread that cannot get
+ * a block (calloc fails) counts nothing until one can be had; its operations
+ * go ahead, and the report says how many went uncounted.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@ static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int forked_pid;                 /* set in a forked child (its own pid) */
 static _Atomic int reported;           /* the summary is printed once */
+static _Atomic uint64_t uncounted;     /* counting calls that found no block */
 
 #define NFIELDS(type) (sizeof(type) / sizeof(_Atomic uint64_t))
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
@@ -115,8 +118,13 @@ struct hws_thread_stats *hws_my_stats(void)
 	}
 	if (!s) {
 		s = calloc(1, sizeof *s);
-		if (!s)
+		if (!s) {
+			/* Out of memory: the operation goes ahead uncounted
+			 * (the next call tries again) and the summary says so.
+			 * relaxed: a statistic read at exit. */
+			atomic_fetch_add_explicit(&uncounted, 1, memory_order_relaxed);
 			return NULL;
+		}
 		atomic_init(&s->in_use, 1);
 		s->next = atomic_load_explicit(&registry, memory_order_relaxed);
 		/* release: publishes the block's initialised fields with it. */
@@ -161,6 +169,8 @@ void hws_stats_atfork_child(void)
 	forked_pid = (int)getpid();
 	/* relaxed: single-threaded here. */
 	atomic_store_explicit(&reported, 0, memory_order_relaxed);
+	/* relaxed: as above. */
+	atomic_store_explicit(&uncounted, 0, memory_order_relaxed);
 }
 
 /* Did this process count anything (a forked child that only execs or
@@ -200,7 +210,9 @@ void hws_stats_report(void)
 		/* acquire: a block in use belongs to a live thread (a snapshot). */
 		if (atomic_load_explicit(&s->in_use, memory_order_acquire))
 			add_block(&tot, s);
-	if (pid == forked_pid && !counted_any(&tot))
+	/* relaxed: read at exit, a statistic. */
+	uint64_t lost = atomic_load_explicit(&uncounted, memory_order_relaxed);
+	if (pid == forked_pid && !counted_any(&tot) && !lost)
 		return;
 
 	int fd = hws_cfg.err_fd;
@@ -243,6 +255,9 @@ void hws_stats_report(void)
 				LD(tot.fam[f].episodes),
 				f == HWS_FAM_BARRIER ? "central, in place" : hws_cfg.barrier_kind,
 				LD(tot.fam[f].ops), (double)LD(tot.fam[f].wait_ns) / 1e6);
+	if (lost)
+		dprintf(fd, "hwsync[%d]:   incomplete: %" PRIu64 " operations not counted (no "
+			"memory for a thread's counters)\n", pid, lost);
 	for (int k = 0; k < HWS_PASS_NKINDS; k++)
 		if (hws_pass_seen(k))
 			dprintf(fd, "hwsync[%d]:   passed to the native implementation: %s\n",

@@ -1,8 +1,10 @@
 /* HWSYNC_TRACE=FILE: lock and barrier spans as Chrome trace-event JSON
  * (chrome://tracing, Perfetto).  Each thread appends complete events ("X") to
  * its own buffer, so recording takes no lock; buffers are pushed on a
- * lock-free list and written at exit.  A full buffer drops events and the
- * number dropped is written as metadata. */
+ * lock-free list and written at exit.  A full buffer drops events, and so
+ * does a thread that got no buffer (calloc failed: it does not try again);
+ * the number dropped is written as metadata, and a summary line names the
+ * events lost for want of memory. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@ static uint64_t trace_t0;
 static _Atomic(struct trace_buf *) bufs;
 static _Thread_local struct trace_buf *mine;
 static _Thread_local int no_buf;
+static _Atomic uint64_t unbuffered;   /* events of threads without a buffer */
 
 int hws_trace_open(const char *path, char *used, size_t used_len)
 {
@@ -47,11 +50,11 @@ void hws_trace_span(const char *name, const void *obj, uint64_t start_ns, uint64
 	struct trace_buf *b = mine;
 	if (unlikely(!b)) {
 		if (no_buf)
-			return;
+			goto lost;
 		no_buf = 1;   /* calloc may lock: no recursion into here */
 		b = calloc(1, sizeof *b);
 		if (!b)
-			return;
+			goto lost;
 		b->tid = (int)syscall(SYS_gettid);
 		b->next = atomic_load_explicit(&bufs, memory_order_relaxed);
 		/* release: the writer at exit sees an initialised buffer. */
@@ -70,6 +73,10 @@ void hws_trace_span(const char *name, const void *obj, uint64_t start_ns, uint64
 	b->ev[n] = (struct trace_ev){ name, obj, start_ns, end_ns };
 	/* release: pairs with the acquire in hws_trace_write (event complete). */
 	atomic_store_explicit(&b->n, n + 1, memory_order_release);
+	return;
+lost:
+	/* relaxed: a count read at exit. */
+	atomic_fetch_add_explicit(&unbuffered, 1, memory_order_relaxed);
 }
 
 void hws_trace_write(void)
@@ -98,6 +105,12 @@ void hws_trace_write(void)
 			first = 0;
 		}
 	}
+	/* relaxed: the threads' last events are as complete as their buffers. */
+	uint64_t nomem = atomic_load_explicit(&unbuffered, memory_order_relaxed);
+	dropped += nomem;
+	if (nomem)
+		dprintf(hws_cfg.err_fd, "hwsync[%d]: trace: %" PRIu64 " events dropped (no memory "
+			"for a thread's buffer)\n", pid, nomem);
 	fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
 		"\"args\":{\"name\":\"hwsync %s/%s, %" PRIu64 " events dropped\"}}\n]}\n",
 		first ? "" : ",\n", pid, hws_cfg.lock_kind, hws_cfg.wait_spec, dropped);
