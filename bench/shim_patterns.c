@@ -559,14 +559,13 @@ enum omp_kind {
 };
 
 /* n threads of one team, each pinned; a one-increment critical section under
- * an omp lock or `omp critical`, or back-to-back barriers. */
+ * an omp lock or `omp critical`. */
 static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns)
 {
 	struct team t = { .n = n };
 	omp_lock_t l;
 	long counter = 0;        /* under the lock or the critical section */
 	_Atomic long total = 0;
-	_Atomic int stop = 0;
 	unsigned got = 0;
 
 	omp_init_lock(&l);
@@ -577,39 +576,20 @@ static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t
 #pragma omp master
 		got = (unsigned)omp_get_num_threads();
 		uint64_t end = team_gate(&t), k = 0;
-		if (kind == OMP_BARRIER) {
-			for (;;) {
-				for (int b = 0; b < BATCH; b++) {
-#pragma omp barrier
-				}
-				k += BATCH;
-				if (me == 0)
-					atomic_store(&stop, now_ns() >= end);
-				/* every thread reads stop after this barrier and before
-				 * thread 0 can write it again (BATCH barriers later) */
-#pragma omp barrier
-				k++;
-				if (atomic_load(&stop))
-					break;
-			}
-			if (me == 0)
-				atomic_store(&total, (long)k);
-		} else {
-			do {
-				for (int b = 0; b < BATCH; b++) {
-					if (kind == OMP_LOCK) {
-						omp_set_lock(&l);
-						counter++;
-						omp_unset_lock(&l);
-					} else {
+		do {
+			for (int b = 0; b < BATCH; b++) {
+				if (kind == OMP_LOCK) {
+					omp_set_lock(&l);
+					counter++;
+					omp_unset_lock(&l);
+				} else {
 #pragma omp critical
-						counter++;
-					}
+					counter++;
 				}
-				k += BATCH;
-			} while (now_ns() < end);
-			atomic_fetch_add(&total, (long)k);
-		}
+			}
+			k += BATCH;
+		} while (now_ns() < end);
+		atomic_fetch_add(&total, (long)k);
 	}
 	*ns = now_ns() - t.t0;
 	cpu1 = cpu_ns();
@@ -618,7 +598,7 @@ static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t
 		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
 		exit(1);
 	}
-	if (kind != OMP_BARRIER && counter != atomic_load(&total)) {
+	if (counter != atomic_load(&total)) {
 		fprintf(stderr, "hwsync-shim-patterns: mutual exclusion violated (counter %ld, "
 			"expected %ld)\n", counter, atomic_load(&total));
 		exit(1);
@@ -628,6 +608,7 @@ static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t
 
 /* EPCC syncbench-style overheads [EPCC]: OpenMP constructs with empty bodies,
  * back to back, by n pinned threads.  An operation is one construct:
+ *   OMP_BARRIER       inside one region: `barrier`
  *   OMP_PARALLEL      `parallel` (fork and join), started by the first thread
  *   OMP_PARALLEL_FOR  `parallel for schedule(static)`, one iteration a thread
  *   OMP_FOR_DYNAMIC   inside one region: `for schedule(dynamic, 1)`, four
@@ -680,7 +661,9 @@ static void omp_overhead_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint
 			uint64_t end = team_gate(&t), k = 0;
 			for (;;) {
 				for (int b = 0; b < BATCH; b++) {
-					if (kind == OMP_FOR_DYNAMIC) {
+					if (kind == OMP_BARRIER) {
+#pragma omp barrier
+					} else if (kind == OMP_FOR_DYNAMIC) {
 #pragma omp for schedule(dynamic, 1)
 						for (unsigned i = 0; i < 4 * n; i++)
 							omp_empty();
@@ -877,18 +860,18 @@ int main(int argc, char **argv)
 			die("sem_init", errno);
 		t.arg = &pp;
 		t.body = sem_pingpong_body;
-	} else if (!strcmp(p, "cond-periodic")) {
+	} else if (!strcmp(p, "cond-periodic") || !strcmp(p, "cond-consumer")) {
 		static struct periodic pc = { .m = PTHREAD_MUTEX_INITIALIZER,
 					      .c = PTHREAD_COND_INITIALIZER };
 		if (ncpus != 2) {
-			fprintf(stderr, "hwsync-shim-patterns: cond-periodic takes 2 CPUs\n");
+			fprintf(stderr, "hwsync-shim-patterns: %s takes 2 CPUs\n", p);
 			return 2;
 		}
 		pc.maxlat = amount / PERIOD_NS + 16;
 		if (!(pc.lat = malloc(pc.maxlat * sizeof *pc.lat)))
 			die("malloc", ENOMEM);
 		t.arg = &pc;
-		t.body = cond_periodic_body;
+		t.body = p[5] == 'p' ? cond_periodic_body : cond_consumer_body;
 	} else if (!strcmp(p, "mutex-yield") || !strcmp(p, "spin-oversub")) {
 		cpu_set_t set;
 		if (sched_getaffinity(0, sizeof set, &set))
@@ -921,18 +904,6 @@ int main(int argc, char **argv)
 		t.body = p[6] == 'r' ? mutex_rt_body : mutex_yield8_body;
 		for (unsigned i = 0; i < YIELD_MUTEXES; i++)
 			pthread_mutex_init(&yield_mutex[i].m, NULL);
-	} else if (!strcmp(p, "cond-consumer")) {
-		static struct periodic pc = { .m = PTHREAD_MUTEX_INITIALIZER,
-					      .c = PTHREAD_COND_INITIALIZER };
-		if (ncpus != 2) {
-			fprintf(stderr, "hwsync-shim-patterns: cond-consumer takes 2 CPUs\n");
-			return 2;
-		}
-		pc.maxlat = amount / PERIOD_NS + 16;
-		if (!(pc.lat = malloc(pc.maxlat * sizeof *pc.lat)))
-			die("malloc", ENOMEM);
-		t.arg = &pc;
-		t.body = cond_consumer_body;
 	} else if (!strcmp(p, "startup")) {
 		pthread_mutex_lock(&solo_mutex);
 		pthread_mutex_unlock(&solo_mutex);
@@ -944,16 +915,16 @@ int main(int argc, char **argv)
 	} else if (!strcmp(p, "omp-lock")) {
 		pin_self(0);
 		solo_omp_lock_run(&ops, &ns);
-	} else if (!strcmp(p, "omp-lock-contended") || !strcmp(p, "omp-critical") ||
-		   !strcmp(p, "omp-barrier")) {
+	} else if (!strcmp(p, "omp-lock-contended") || !strcmp(p, "omp-critical")) {
 		threads = ncpus;
-		omp_team_run(p[4] == 'l' ? OMP_LOCK : p[4] == 'c' ? OMP_CRITICAL : OMP_BARRIER,
-			     ncpus, &ops, &ns);
-	} else if (!strcmp(p, "omp-parallel") || !strcmp(p, "omp-parallel-for") ||
+		omp_team_run(p[4] == 'l' ? OMP_LOCK : OMP_CRITICAL, ncpus, &ops, &ns);
+	} else if (!strcmp(p, "omp-barrier") || !strcmp(p, "omp-parallel") ||
+		   !strcmp(p, "omp-parallel-for") ||
 		   !strcmp(p, "omp-for-dynamic") || !strcmp(p, "omp-sections") ||
 		   !strcmp(p, "omp-ordered")) {
 		threads = ncpus;
-		omp_overhead_run(!strcmp(p, "omp-parallel") ? OMP_PARALLEL :
+		omp_overhead_run(!strcmp(p, "omp-barrier") ? OMP_BARRIER :
+				 !strcmp(p, "omp-parallel") ? OMP_PARALLEL :
 				 !strcmp(p, "omp-parallel-for") ? OMP_PARALLEL_FOR :
 				 !strcmp(p, "omp-for-dynamic") ? OMP_FOR_DYNAMIC :
 				 !strcmp(p, "omp-sections") ? OMP_SECTIONS : OMP_ORDERED,
