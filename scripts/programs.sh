@@ -9,8 +9,9 @@
 # (default: all).  Environment:
 #   HWS=build/hwsync   the hwsync executable
 #   OUT=DIR            where JSON, outputs and inputs go (default results/programs-DATE)
-#   ROUNDS=5           rounds per program (hwsync compare -n)
-#   BUDGET=90          seconds per program (hwsync compare --budget)
+#   ROUNDS=6           rounds per program (hwsync compare -n; 6 is the fewest
+#                      whose order-statistic interval reaches 95%)
+#   BUDGET=150         seconds per program (hwsync compare --budget)
 #   CONFIGS=...        hwsync compare --configs (default: its own default list)
 # Installs the packages by name first (scripts/deps.sh programs).  memcached
 # listens on 127.0.0.1 only and is stopped by scripts/memcached_load.sh.
@@ -18,8 +19,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 hws=${HWS:-$root/build/hwsync}
 out=${OUT:-results/programs-$(date -u +%Y%m%d-%H%M%S)}
-rounds=${ROUNDS:-5}
-budget=${BUDGET:-90}
+rounds=${ROUNDS:-6}
+budget=${BUDGET:-150}
 all=(pigz xz sysbench-threads sysbench-mutex memcached rocksdb numpy)
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=("${all[@]}")
@@ -55,14 +56,25 @@ fi
 small=$out/input-8m.txt
 [ -s "$small" ] || head -c 8M "$input" > "$small"
 
-compare() {   # name, then hwsync compare options and -- PROGRAM ARGS
+compare() {   # name, then hwsync compare options, then -- PROGRAM ARGS
   local name=$1
   shift
   echo "== $name" >&2
-  local cfg=()
+  local cfg=() opts=() setup=
   [ -n "${CONFIGS:-}" ] && cfg=(--configs "$CONFIGS")
+  while [ "$1" != -- ]; do
+    [ "$1" = --setup ] && setup=$2
+    opts+=("$1")
+    shift
+  done
+  shift
   "$hws" compare "${cfg[@]}" -n "$rounds" --budget "$budget" --out "$out/$name.json" \
-    --out-dir "$out/$name" "$@" | tee "$out/$name.txt"
+    --out-dir "$out/$name" "${opts[@]}" -- "$@" | tee "$out/$name.txt"
+  # then one run under the default configuration with HWSYNC_STATS: which of
+  # the program's objects went through hwsync, and how contended they were
+  [ -z "$setup" ] || sh -c "$setup"
+  "$hws" run --stats -- "$@" > /dev/null 2> "$out/$name.stats.err" || true
+  grep '^hwsync\[' "$out/$name.stats.err" > "$out/$name.stats" || true
 }
 
 for p in "${progs[@]}"; do
@@ -103,7 +115,7 @@ rng = np.random.default_rng(1)
 a = rng.standard_normal((300, 300))
 b = rng.standard_normal((300, 300))
 c = np.zeros((300, 300))
-for i in range(300):
+for i in range(150):
     c += a @ b
     a, b = b, a
 print(round(float(np.abs(c).sum()), -3))
