@@ -70,11 +70,17 @@ compare() {   # name, then hwsync compare options, then -- PROGRAM ARGS
   shift
   "$hws" compare "${cfg[@]}" -n "$rounds" --budget "$budget" --out "$out/$name.json" \
     --out-dir "$out/$name" "${opts[@]}" -- "$@" | tee "$out/$name.txt"
-  # then one run under the default configuration with HWSYNC_STATS: which of
-  # the program's objects went through hwsync, and how contended they were
+  # then one run under the default configuration with HWSYNC_STATS and the
+  # contention profile (one file per process): which of the program's objects
+  # went through hwsync, how contended they were, and from where
   [ -z "$setup" ] || sh -c "$setup"
-  "$hws" run --stats -- "$@" > /dev/null 2> "$out/$name.stats.err" || true
+  rm -f "$out/$name".profile.*.json
+  "$hws" run --stats --profile="$out/$name.profile.%p.json" -- "$@" > /dev/null \
+    2> "$out/$name.stats.err" || true
   grep '^hwsync\[' "$out/$name.stats.err" > "$out/$name.stats" || true
+  local biggest
+  biggest=$(ls -S "$out/$name".profile.*.json 2>/dev/null | head -1)
+  [ -z "$biggest" ] || "$hws" profile "$biggest" --top 8 > "$out/$name.profile.txt" || true
 }
 
 for p in "${progs[@]}"; do
