@@ -13,6 +13,11 @@
 #       the same output as natively, no hang, no crash
 #   test_shim_checks.sh startup HWSYNC PRELOAD CORNERS
 #       as many clone/clone3 calls as natively (strace; exit 77 without it)
+#   test_shim_checks.sh nomem HWSYNC PRELOAD NOMEM FAILALLOC
+#       allocations fail (the preloaded allocator FAILALLOC refuses all but
+#       N, for N = 0, 1, 3; and RLIMIT_AS with the heap filled): no lock call
+#       fails or lets two threads in, the output is glibc's, and with
+#       HWSYNC_STATS / HWSYNC_TRACE the shim says what it could not record
 #   test_shim_checks.sh spin HWSYNC PRELOAD SPIN_CHECK
 #       pthread spin locks under several HWSYNC_WAIT policies (not per lock
 #       kind: spin locks have their own): 2 threads, 8 threads on 2 CPUs,
@@ -196,8 +201,61 @@ spins() {
   done
 }
 
+# ---- nomem: lock calls never fail for memory ----
+nomem() {
+  local prog=$1 fail_so=$2 k n rc limit=60 runs
+  for n in 0 1 3; do
+    if ! timeout $limit env LD_PRELOAD="$fail_so" "$prog" interpose $n > "$tmp/native.out" \
+        2> "$tmp/native.err"; then
+      fail "N=$n: native run failed"; cat "$tmp/native.out" "$tmp/native.err" >&2; return
+    fi
+    for k in $kinds; do
+      runs=("plain" "stats" "trace")
+      for how in "${runs[@]}"; do
+        local env=(LD_PRELOAD="$lib $fail_so" HWSYNC_LOCK="$k")
+        [ $how = stats ] && env+=(HWSYNC_STATS=1)
+        [ $how = trace ] && env+=(HWSYNC_TRACE="$tmp/trace.json")
+        rm -f "$tmp/trace.json"
+        timeout $limit env "${env[@]}" "$prog" interpose $n > "$tmp/shim.out" 2> "$tmp/shim.err"
+        rc=$?
+        if [ $rc -ne 0 ]; then
+          fail "kind $k: N=$n ($how): $(ended $rc $limit):"; cat "$tmp/shim.out" "$tmp/shim.err" >&2
+        elif ! diff -u "$tmp/native.out" "$tmp/shim.out" > "$tmp/diff"; then
+          fail "kind $k: N=$n ($how): differs from glibc:"; sed 1,2d "$tmp/diff" >&2
+        elif [ $how = stats ] && [ $n = 0 ] &&
+             ! grep -q 'operations not counted (no memory' "$tmp/shim.err"; then
+          fail "kind $k: N=0 (stats): the summary does not say what it missed:"; cat "$tmp/shim.err" >&2
+        elif [ $how = trace ] && [ $n = 0 ] &&
+             ! grep -q 'events dropped (no memory' "$tmp/shim.err"; then
+          fail "kind $k: N=0 (trace): no line about the dropped events:"; cat "$tmp/shim.err" >&2
+        elif [ $how = trace ] && ! python3 -m json.tool "$tmp/trace.json" > /dev/null 2>&1; then
+          fail "kind $k: N=$n (trace): the trace is not valid JSON"
+        else
+          pass "kind $k: N=$n ($how): $(grep -o '[0-9]* allocations refused' "$tmp/shim.err")"
+        fi
+      done
+    done
+  done
+  if ! timeout $limit env MALLOC_ARENA_MAX=1 "$prog" rlimit 0 > "$tmp/native.out" 2> "$tmp/native.err"; then
+    fail "rlimit: native run failed"; cat "$tmp/native.out" "$tmp/native.err" >&2; return
+  fi
+  for k in $kinds; do
+    timeout $limit env MALLOC_ARENA_MAX=1 LD_PRELOAD="$lib" HWSYNC_LOCK="$k" HWSYNC_STATS=1 \
+      "$prog" rlimit 0 > "$tmp/shim.out" 2> "$tmp/shim.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      fail "kind $k: rlimit: $(ended $rc $limit):"; cat "$tmp/shim.out" "$tmp/shim.err" >&2
+    elif ! diff -u "$tmp/native.out" "$tmp/shim.out" > "$tmp/diff"; then
+      fail "kind $k: rlimit: differs from glibc:"; sed 1,2d "$tmp/diff" >&2
+    else
+      pass "kind $k: rlimit: $(grep -o '[0-9]* blocks filled the heap' "$tmp/shim.err")"
+    fi
+  done
+}
+
 case $check in
   churn) churn "$@" ;;
+  nomem) nomem "$@" ;;
   fork) forks "$@" ;;
   sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit) corners "$@" ;;
   startup) startup "$@" ;;
