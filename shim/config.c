@@ -9,6 +9,7 @@
 #include "shim/shim.h"
 #include "prims/lock_ops.h"
 #include "shim/spin_wait.h"
+#include <hwsync/rwlock.h>
 
 struct hws_shim_config hws_cfg;
 
@@ -130,6 +131,7 @@ int hws_shim_configure(void)
 	rc |= env_word("HWSYNC_LOCK", "auto", c->lock_kind, sizeof c->lock_kind);
 	rc |= env_word("HWSYNC_WAIT", "adaptive", c->wait_spec, sizeof c->wait_spec);
 	rc |= env_word("HWSYNC_BARRIER", "central", c->barrier_kind, sizeof c->barrier_kind);
+	rc |= env_word("HWSYNC_RWLOCK", "reader", c->rwlock_kind, sizeof c->rwlock_kind);
 	if (rc)
 		return EINVAL;
 	if (hws_wait_init(&c->wait, c->wait_spec)) {
@@ -148,6 +150,12 @@ int hws_shim_configure(void)
 		list_str(hws_barrier_kinds(), known, sizeof known);
 		hws_shim_say("HWSYNC_BARRIER='%s' is not a barrier kind (known: %s); running on "
 			     "the native implementation", c->barrier_kind, known);
+		return EINVAL;
+	}
+	if (!(c->rwlock_tag = hws_shim_rwlock_tag(c->rwlock_kind))) {
+		list_str(hws_rwlock_kinds(), known, sizeof known);
+		hws_shim_say("HWSYNC_RWLOCK='%s' is not an rwlock kind (known: %s); running on "
+			     "the native implementation", c->rwlock_kind, known);
 		return EINVAL;
 	}
 	/* Spin locks spin: a policy that may sleep is replaced by pause for them,
@@ -176,8 +184,10 @@ int hws_shim_configure(void)
 		return ENOMEM;
 	}
 	if (c->verbose)
-		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s%s%s%s%s", c->lock_kind,
-			     c->lock_used, c->wait_spec, c->barrier_kind, c->stats ? ", stats" : "",
+		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s, rwlock %s (default "
+			     "rwlocks: %s; writer-preferring: writer)%s%s%s%s", c->lock_kind,
+			     c->lock_used, c->wait_spec, c->barrier_kind, c->rwlock_kind,
+			     hws_shim_rwlock_tag_name(c->rwlock_tag), c->stats ? ", stats" : "",
 			     c->trace ? ", trace to " : "", c->trace ? c->trace_file : "",
 			     c->profile ? ", profile" : "");
 	return 0;

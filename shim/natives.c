@@ -68,6 +68,17 @@ static const struct {
 	N(sem_clockwait, sem_clockwait, V_NEW, V_CLOCK),
 	N(sem_post, sem_post, V_NEW, GLIBC_BASE),
 	N(sem_getvalue, sem_getvalue, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_init, rwlock_init, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_destroy, rwlock_destroy, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_rdlock, rwlock_rdlock, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_tryrdlock, rwlock_tryrdlock, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_timedrdlock, rwlock_timedrdlock, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_clockrdlock, rwlock_clockrdlock, V_NEW, V_CLOCK),
+	N(pthread_rwlock_wrlock, rwlock_wrlock, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_trywrlock, rwlock_trywrlock, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_timedwrlock, rwlock_timedwrlock, V_NEW, GLIBC_BASE),
+	N(pthread_rwlock_clockwrlock, rwlock_clockwrlock, V_NEW, V_CLOCK),
+	N(pthread_rwlock_unlock, rwlock_unlock, V_NEW, GLIBC_BASE),
 #undef N
 };
 

@@ -37,6 +37,8 @@ static const char *const pass_name[HWS_PASS_NKINDS] = {
 	[HWS_PASS_GOMP_TEAM] = "OpenMP barriers of teams the shim does not start (GOMP_parallel_start) or of no team",
 	[HWS_PASS_GOMP_TASKS] = "OpenMP barriers after tasks were created (libgomp runs the tasks)",
 	[HWS_PASS_BARRIER_UNFIT] = "OpenMP team barriers the HWSYNC_BARRIER kind cannot serve",
+	[HWS_PASS_RWLOCK_PSHARED] = "process-shared pthread rwlocks",
+	[HWS_PASS_RWLOCK_OTHER] = "pthread rwlocks of other kinds",
 };
 static _Atomic int pass_seen[HWS_PASS_NKINDS];
 

@@ -79,6 +79,17 @@ struct hws_native {
 	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
 	int (*sem_post)(sem_t *);
 	int (*sem_getvalue)(sem_t *, int *);
+	int (*rwlock_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+	int (*rwlock_destroy)(pthread_rwlock_t *);
+	int (*rwlock_rdlock)(pthread_rwlock_t *);
+	int (*rwlock_tryrdlock)(pthread_rwlock_t *);
+	int (*rwlock_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rwlock_wrlock)(pthread_rwlock_t *);
+	int (*rwlock_trywrlock)(pthread_rwlock_t *);
+	int (*rwlock_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rwlock_unlock)(pthread_rwlock_t *);
 };
 extern struct hws_native hws_native;
 
@@ -95,6 +106,8 @@ struct hws_shim_config {
 	char lock_used[32];      /* the kind's name as the library spells it */
 	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
 	char barrier_kind[32];   /* HWSYNC_BARRIER, default "central" */
+	char rwlock_kind[32];    /* HWSYNC_RWLOCK, default "reader" */
+	unsigned rwlock_tag;     /* what default rwlocks run (rwlock.c) */
 	hws_wait_t wait;         /* HWSYNC_WAIT, parsed once: every object waits with it */
 	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else
 				  * pause (pause, spin: the spin lock's own backoff) */
@@ -153,6 +166,7 @@ enum hws_pass {
 	HWS_PASS_COND_PSHARED, HWS_PASS_BARRIER_PSHARED,
 	HWS_PASS_SEM_PSHARED, HWS_PASS_SEM_NAMED, HWS_PASS_STARTUP,
 	HWS_PASS_GOMP_TEAM, HWS_PASS_GOMP_TASKS, HWS_PASS_BARRIER_UNFIT,
+	HWS_PASS_RWLOCK_PSHARED, HWS_PASS_RWLOCK_OTHER,
 	HWS_PASS_NKINDS
 };
 void hws_pass(enum hws_pass what);
@@ -165,7 +179,7 @@ enum hws_family {
 	HWS_FAM_MUTEX, HWS_FAM_OMP_LOCK, HWS_FAM_OMP_NEST, HWS_FAM_OMP_CRITICAL, HWS_FAM_NLOCKS,
 	/* families below keep their own counters */
 	HWS_FAM_SPIN = HWS_FAM_NLOCKS, HWS_FAM_COND, HWS_FAM_SEM, HWS_FAM_BARRIER,
-	HWS_FAM_OMP_BARRIER, HWS_FAM_N
+	HWS_FAM_OMP_BARRIER, HWS_FAM_RWLOCK_RD, HWS_FAM_RWLOCK_WR, HWS_FAM_N
 };
 extern const char *const hws_family_name[HWS_FAM_N];
 
@@ -336,6 +350,12 @@ int hws_trace_open(const char *path, char *used, size_t used_len);
 /* A complete event ("ph":"X") on this thread. */
 void hws_trace_span(const char *name, const void *obj, uint64_t start_ns, uint64_t end_ns);
 void hws_trace_write(void);
+
+/* ---- rwlocks (rwlock.c) ---- */
+/* The owner tag default rwlocks get for an HWSYNC_RWLOCK kind, 0 if unknown. */
+unsigned hws_shim_rwlock_tag(const char *kind);
+/* What a tag runs, for messages: "reader", "writer", "bravo". */
+const char *hws_shim_rwlock_tag_name(unsigned tag);
 
 /* ---- time conversion ---- */
 /* Absolute time on `clock` -> absolute CLOCK_MONOTONIC timespec.  EINVAL for

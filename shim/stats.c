@@ -24,7 +24,8 @@ const char *const hws_family_name[HWS_FAM_N] = {
 	[HWS_FAM_OMP_NEST] = "omp_nest_lock", [HWS_FAM_OMP_CRITICAL] = "omp critical",
 	[HWS_FAM_SPIN] = "pthread_spin", [HWS_FAM_COND] = "pthread_cond",
 	[HWS_FAM_SEM] = "sem", [HWS_FAM_BARRIER] = "pthread_barrier",
-	[HWS_FAM_OMP_BARRIER] = "omp barrier",
+	[HWS_FAM_OMP_BARRIER] = "omp barrier", [HWS_FAM_RWLOCK_RD] = "pthread_rwlock",
+	[HWS_FAM_RWLOCK_WR] = "pthread_rwlock",
 };
 
 static _Atomic(struct hws_thread_stats *) registry;
@@ -255,6 +256,17 @@ void hws_stats_report(void)
 				LD(tot.fam[f].episodes),
 				f == HWS_FAM_BARRIER ? "central, in place" : hws_cfg.barrier_kind,
 				LD(tot.fam[f].ops), (double)LD(tot.fam[f].wait_ns) / 1e6);
+	const struct hws_fam_tally *rd = &tot.fam[HWS_FAM_RWLOCK_RD],
+				   *wr = &tot.fam[HWS_FAM_RWLOCK_WR];
+	if (LD(rd->ops) || LD(wr->ops) || LD(rd->timeouts) || LD(wr->timeouts))
+		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " read locks (%" PRIu64 " contended, %"
+			PRIu64 " timed out), %" PRIu64 " write locks (%" PRIu64 " contended, %"
+			PRIu64 " timed out), %.3f ms waiting; default rwlocks %s, "
+			"writer-preferring writer\n", pid, hws_family_name[HWS_FAM_RWLOCK_RD],
+			LD(rd->ops), LD(rd->contended), LD(rd->timeouts), LD(wr->ops),
+			LD(wr->contended), LD(wr->timeouts),
+			(double)(LD(rd->wait_ns) + LD(wr->wait_ns)) / 1e6,
+			hws_shim_rwlock_tag_name(hws_cfg.rwlock_tag));
 	if (lost)
 		dprintf(fd, "hwsync[%d]:   incomplete: %" PRIu64 " operations not counted (no "
 			"memory for a thread's counters)\n", pid, lost);

@@ -183,6 +183,10 @@ static void print_text(void)
 	printf("\nPrimitives\n");
 	hws_cli_print_list(stdout, "  lock kinds", 17, hws_lock_kinds(), NULL);
 	hws_cli_print_list(stdout, "  barrier kinds", 17, hws_barrier_kinds(), NULL);
+	hws_cli_print_list(stdout, "  rwlock kinds", 17, hws_rwlock_kinds(), NULL);
+	printf("  %-15s default rwlocks run reader (or bravo: HWSYNC_RWLOCK=bravo); writer-\n"
+	       "  %-15s preferring ones (PREFER_WRITER_NONRECURSIVE_NP) always run writer\n",
+	       "", "");
 }
 
 static void print_kinds(const char *key, const char *const *kinds)
@@ -247,6 +251,7 @@ static void print_json(void)
 	printf("},\n");
 	print_kinds("locks", hws_lock_kinds());
 	print_kinds("barriers", hws_barrier_kinds());
+	print_kinds("rwlocks", hws_rwlock_kinds());
 	printf("  \"policies\": [\n");
 	for (int k = 0; hws_wait_kinds()[k]; k++) {
 		const char *why;
@@ -287,6 +292,9 @@ int hws_cmd_info(int argc, char **argv)
 			hws_cli_print_list(stdout, "wait policies", 14, hws_wait_kinds(), NULL);
 			hws_cli_print_list(stdout, "lock kinds", 14, hws_lock_kinds(), NULL);
 			hws_cli_print_list(stdout, "barrier kinds", 14, hws_barrier_kinds(), NULL);
+			hws_cli_print_list(stdout, "rwlock kinds", 14, hws_rwlock_kinds(), NULL);
+			printf("%14s  (HWSYNC_RWLOCK picks reader or bravo for default rwlocks;\n"
+			       "%14s  writer-preferring ones always run writer)\n", "", "");
 			return 0;
 		default:
 			fprintf(stderr, "hwsync info: unknown or incomplete option '%s' (try: hwsync info --help)\n",

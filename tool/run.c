@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <hwsync/barrier.h>
 #include <hwsync/lock.h>
+#include <hwsync/rwlock.h>
 #include <hwsync/wait.h>
 #include "bench/child.h"
 #include "tool/cli.h"
@@ -55,17 +56,21 @@ void hws_cli_undo_omp_binding(void) {}
 #define PRELOAD_NAME "libhwsync-preload.so"
 
 static const char usage[] =
-"usage: hwsync run [--lock KIND] [--wait POLICY] [--barrier KIND] [--stats]\n"
-"                  [--trace FILE] [--profile[=FILE]] [--verbose] [--preload LIB]\n"
-"                  -- PROGRAM [ARGS...]\n"
+"usage: hwsync run [--lock KIND] [--wait POLICY] [--barrier KIND] [--rwlock KIND]\n"
+"                  [--stats] [--trace FILE] [--profile[=FILE]] [--verbose]\n"
+"                  [--preload LIB]\n""                  -- PROGRAM [ARGS...]\n"
 "\n"
 "Runs PROGRAM with libhwsync-preload.so: its default pthread mutexes, condition\n"
-"variables, spin locks, barriers and unnamed semaphores, and its GNU OpenMP\n"
+"variables, spin locks, barriers, rwlocks and unnamed semaphores, and its GNU OpenMP\n"
 "locks, critical sections and barriers use hwsync.  The exit status is PROGRAM's.\n"
 "\n"
 "  --lock KIND      lock kind (HWSYNC_LOCK; default auto)\n"
 "  --wait POLICY    wait policy spec (HWSYNC_WAIT; default adaptive)\n"
 "  --barrier KIND   barrier kind (HWSYNC_BARRIER; default central)\n"
+"  --rwlock KIND    rwlock algorithm (HWSYNC_RWLOCK; default reader), within glibc's\n"
+"                   kinds: reader or bravo for default rwlocks (which read\n"
+"                   recursively); rwlocks made with PREFER_WRITER_NONRECURSIVE_NP\n"
+"                   always run writer; `writer` leaves default rwlocks on reader\n"
 "  --stats          summary on stderr at exit (HWSYNC_STATS=1)\n"
 "  --trace FILE     Chrome trace-event JSON of lock and barrier waits (HWSYNC_TRACE),\n"
 "                   one file per process: %%p in FILE is the pid, %%h the host; else a\n"
@@ -83,6 +88,7 @@ static void print_usage(void)
 	printf("\n");
 	hws_cli_print_list(stdout, "lock kinds", 16, hws_lock_kinds(), NULL);
 	hws_cli_print_list(stdout, "barrier kinds", 16, hws_barrier_kinds(), NULL);
+	hws_cli_print_list(stdout, "rwlock kinds", 16, hws_rwlock_kinds(), NULL);
 	hws_cli_print_list(stdout, "wait policies", 16, hws_wait_kinds(),
 			   "(which of them this machine has: hwsync info)");
 }
@@ -118,7 +124,7 @@ static int check_output(const char *opt, const char *spec)
 int hws_cmd_run(int argc, char **argv)
 {
 	const char *lock = NULL, *wait = NULL, *barrier = NULL, *trace = NULL, *lib = NULL;
-	const char *profile = NULL;
+	const char *profile = NULL, *rwlock = NULL;
 	int stats = 0, verbose = 0, i;
 	char buf[512];
 
@@ -126,6 +132,7 @@ int hws_cmd_run(int argc, char **argv)
 		const char *a = argv[i];
 		const char **val = !strcmp(a, "--lock") ? &lock : !strcmp(a, "--wait") ? &wait :
 				   !strcmp(a, "--barrier") ? &barrier :
+				   !strcmp(a, "--rwlock") ? &rwlock :
 				   !strcmp(a, "--trace") ? &trace :
 				   !strcmp(a, "--preload") ? &lib : NULL;
 		if (!strcmp(a, "--")) {
@@ -180,6 +187,12 @@ int hws_cmd_run(int argc, char **argv)
 			barrier, buf);
 		return 2;
 	}
+	if (rwlock && !hws_cli_known(hws_rwlock_kinds(), rwlock)) {
+		hws_cli_join(hws_rwlock_kinds(), buf, sizeof buf);
+		fprintf(stderr, "hwsync run: --rwlock '%s': unknown rwlock kind (known: %s)\n",
+			rwlock, buf);
+		return 2;
+	}
 	if (wait) {
 		hws_wait_t w;
 		if (hws_wait_init(&w, wait)) {
@@ -205,6 +218,7 @@ int hws_cmd_run(int argc, char **argv)
 	}
 	if ((lock && setenv("HWSYNC_LOCK", lock, 1)) || (wait && setenv("HWSYNC_WAIT", wait, 1)) ||
 	    (barrier && setenv("HWSYNC_BARRIER", barrier, 1)) ||
+	    (rwlock && setenv("HWSYNC_RWLOCK", rwlock, 1)) ||
 	    (trace && setenv("HWSYNC_TRACE", trace, 1)) ||
 	    (profile && setenv("HWSYNC_PROFILE", profile, 1)) ||
 	    (stats && setenv("HWSYNC_STATS", "1", 1)) ||
