@@ -25,7 +25,10 @@
  * took (a collision of the hash) does not mistake that reader for itself.
  *
  * A writer waits for a slot through hws_wait_while_eq32 on the slot's
- * `owner` word; a reader that empties its slot calls hws_wake32 on it.
+ * `seq` word, which the reader that empties the slot increments (then
+ * hws_wake32): a count, not the owner's id, since a slot can be emptied and
+ * taken again between the writer's look and its sleep, and a value that
+ * came back would leave the writer asleep after the only wake.
  * State in the lock: 24 bytes, all zero when free (bias off until the
  * first reader turns it on).
  */
@@ -53,6 +56,7 @@ struct hws_rw_bravo_slot {
 	_Atomic(uintptr_t) lock;   /* the lock read through this slot, or 0 */
 	_Atomic uint32_t owner;    /* its reader's hws_rw_self(), 0 while free */
 	uint32_t depth;            /* nested read locks; the owner's only */
+	_Atomic uint32_t seq;      /* times the slot was emptied: writers wait on it */
 };
 extern struct hws_rw_bravo_slot hws_rw_bravo_slots[HWS_RW_BRAVO_SLOTS];
 
@@ -84,7 +88,11 @@ static inline void hws_rw_bravo_slot_free(struct hws_rw_bravo_slot *s)
 	/* release: pairs with the writer's acquire loads of the slot, so the
 	 * read section happens before the write section. */
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
-	hws_wake32(&s->owner, HWS_WAKE_ALL);
+	/* relaxed load: only the occupant writes seq.  release store: a writer
+	 * that reads the new count with acquire also sees lock emptied. */
+	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
+			      memory_order_release);
+	hws_wake32(&s->seq, HWS_WAKE_ALL);
 }
 
 /* The fast path: 1 if the read lock was taken through the slot table. */

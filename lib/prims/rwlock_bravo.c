@@ -3,7 +3,7 @@
  * on), and the writer's revocation. */
 #include <hwsync/rwlock_bravo.h>
 
-/* 16-byte slots: four to a 64-byte line.  Zero: every slot free. */
+/* 24-byte slots, 96 KiB.  Zero: every slot free. */
 struct hws_rw_bravo_slot hws_rw_bravo_slots[HWS_RW_BRAVO_SLOTS] HWS_ALIGNED_LINE;
 
 int hws_rw_bravo_core_rdlock_slow(hws_rw_bravo_core_t *c, const hws_wait_t *w,
@@ -31,15 +31,16 @@ static int drain(hws_rw_bravo_core_t *c, const hws_wait_t *w, uint64_t deadline_
 		/* seq_cst: the writer's half of the publish/revoke handshake
 		 * (the header); also acquires the reader's section. */
 		while (atomic_load_explicit(&s->lock, memory_order_seq_cst) == me) {
-			/* relaxed: only the value to wait on; the lock word is
-			 * re-read before and after. */
-			uint32_t o = atomic_load_explicit(&s->owner, memory_order_relaxed);
+			/* acquire: pairs with the release increment in
+			 * hws_rw_bravo_slot_free; read before the lock word, so
+			 * the occupant seen below empties it after this count. */
+			uint32_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
 			/* acquire: pairs with the reader's release emptying it. */
 			if (atomic_load_explicit(&s->lock, memory_order_acquire) != me)
 				break;
 			if (!w)
 				return ETIMEDOUT;   /* a try: never waits */
-			if (hws_wait_while_eq32(&s->owner, o, w, deadline_ns) == ETIMEDOUT &&
+			if (hws_wait_while_eq32(&s->seq, q, w, deadline_ns) == ETIMEDOUT &&
 			    atomic_load_explicit(&s->lock, memory_order_acquire) == me)
 				return ETIMEDOUT;
 		}
