@@ -55,6 +55,7 @@ static const struct pattern {
 	{ "mutex-contended", K_RATE, T_OPT, F_FAIR, 0 },
 	{ "mutex-private", K_RATE, T_OPT, F_FAIR, 0 },
 	{ "sem-pingpong", K_RATE, T_TWO, 0, 0 },
+	{ "rwlock-read99", K_RATE, T_TWO, F_FAIR, 0 },
 	{ "omp-lock-contended", K_RATE, T_OPT, 0, 0 },
 	{ "omp-critical", K_RATE, T_OPT, 0, 0 },
 	{ "omp-barrier", K_RATE, T_OPT, 0, 0 },
@@ -570,6 +571,9 @@ static struct bench_exp shim_exp = {
 "    mutex-private       T threads, each its own mutex (one cache line each)\n"
 "    sem-pingpong        two threads, two semaphores: post one, wait the other;\n"
 "                        an operation is a round trip\n"
+"    rwlock-read99       two threads on one default pthread rwlock: 99 read locks\n"
+"                        (a load) for each write lock (an increment; the count\n"
+"                        is checked); HWSYNC_RWLOCK's default, reader\n"
 "    omp-lock-contended  T threads of an OpenMP team, one omp lock around one\n"
 "                        increment (the count is checked)\n"
 "    omp-critical        the same with an unnamed #pragma omp critical\n"

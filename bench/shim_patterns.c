@@ -269,6 +269,42 @@ static void mutex_private_body(struct team *t, unsigned i)
 	team_done(t, i, n);
 }
 
+/* rwlock-read99: two threads on one default rwlock, 99 reads (a load of
+ * the record under the read lock) for each write (an increment under the
+ * write lock); the count is checked. */
+struct rw_shared {
+	pthread_rwlock_t rw;
+	_Alignas(64) long counter;   /* under rw */
+};
+static struct rw_shared rw_shared = { .rw = PTHREAD_RWLOCK_INITIALIZER };
+static _Atomic uint64_t rw_writes;
+
+static void rwlock_body(struct team *t, unsigned i)
+{
+	struct rw_shared *s = t->arg;
+	uint64_t end = team_gate(t), n = 0, w = 0;
+	long sink = 0;
+	do {
+		for (int b = 0; b < BATCH; b++) {
+			if ((n + (uint64_t)b) % 100 == 99) {
+				pthread_rwlock_wrlock(&s->rw);
+				s->counter++;
+				pthread_rwlock_unlock(&s->rw);
+				w++;
+			} else {
+				pthread_rwlock_rdlock(&s->rw);
+				sink += s->counter;
+				pthread_rwlock_unlock(&s->rw);
+			}
+		}
+		n += BATCH;
+	} while (now_ns() < end);
+	if (sink < 0)
+		die("rwlock-read99: negative count", EINVAL);
+	atomic_fetch_add(&rw_writes, w);
+	team_done(t, i, n);
+}
+
 struct pingpong {
 	sem_t ping, pong;
 	_Atomic int stop;
@@ -762,7 +798,7 @@ static const struct {
 	{ "mutex-yield8-1", false }, { "mutex-yield8-4", false }, { "mutex-yield8-16", false },
 	{ "mutex-rt", false }, { "cond-consumer", false },
 	{ "omp-parallel", true }, { "omp-parallel-for", true }, { "omp-for-dynamic", true },
-	{ "omp-sections", true }, { "omp-ordered", true },
+	{ "omp-sections", true }, { "omp-ordered", true }, { "rwlock-read99", false },
 };
 #define NPATTERNS (sizeof patterns / sizeof patterns[0])
 
@@ -850,6 +886,9 @@ int main(int argc, char **argv)
 			pthread_mutex_init(&pm[i].m, NULL);
 		t.arg = pm;
 		t.body = mutex_private_body;
+	} else if (!strcmp(p, "rwlock-read99")) {
+		t.arg = &rw_shared;
+		t.body = rwlock_body;
 	} else if (!strcmp(p, "sem-pingpong")) {
 		static struct pingpong pp;
 		if (ncpus != 2) {
@@ -942,7 +981,7 @@ int main(int argc, char **argv)
 		if (!(t.samples = calloc(t.n, sizeof *t.samples)))
 			die("calloc", ENOMEM);
 	}
-	t.fair |= t.body == mutex_shared_body || t.body == mutex_private_body ||
+	t.fair |= t.body == mutex_shared_body || t.body == mutex_private_body || t.body == rwlock_body ||
 		  t.body == mutex_yield_body || t.body == spin_body;
 	pid_t twin = -1;
 	int pipefd[2];
@@ -962,6 +1001,12 @@ int main(int argc, char **argv)
 		ns = team_run(&t);
 		ops = atomic_load(&t.ops);
 		threads = t.n;
+		if (t.arg == &rw_shared && (uint64_t)rw_shared.counter != atomic_load(&rw_writes)) {
+			fprintf(stderr, "hwsync-shim-patterns: rwlock-read99 lost writes (counter "
+				"%ld, expected %llu)\n", rw_shared.counter,
+				(unsigned long long)atomic_load(&rw_writes));
+			return 1;
+		}
 		if (t.arg == &spin && (uint64_t)spin.counter != ops) {
 			fprintf(stderr, "hwsync-shim-patterns: mutual exclusion violated (counter "
 				"%ld, expected %llu)\n", spin.counter, (unsigned long long)ops);

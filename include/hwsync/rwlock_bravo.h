@@ -42,14 +42,18 @@
 extern "C" {
 #endif
 
-#define HWS_RW_BRAVO_SLOTS 4096u   /* a power of two */
+/* A power of two.  A writer that revokes the bias reads the whole table,
+ * so it is small: 1024 slots of 24 bytes (the paper's 4096 of 8 bytes are
+ * 32 KiB); two threads of one lock share a slot with a chance of about
+ * 1/1024 and the second then reads through the underlying lock. */
+#define HWS_RW_BRAVO_SLOTS 1024u
 #define HWS_RW_BRAVO_INHIBIT 9u    /* [BRAVO]'s N */
 
 typedef struct hws_rw_bravo_core {
 	hws_rw_reader_core_t rw;          /* the underlying lock */
 	_Atomic uint32_t rbias;           /* readers may use the slots */
 	uint32_t pad;
-	_Atomic uint64_t inhibit_until;   /* ns: no bias before this */
+	_Atomic uint64_t inhibit_until;   /* hws_tsc(): no bias before this */
 } hws_rw_bravo_core_t;
 
 struct hws_rw_bravo_slot {
@@ -77,7 +81,7 @@ static inline struct hws_rw_bravo_slot *hws_rw_bravo_slot_of(const void *lock, u
 {
 	uint64_t h = ((uint64_t)(uintptr_t)lock ^ ((uint64_t)self << 32 | self)) *
 		     0x9e3779b97f4a7c15ull;
-	return &hws_rw_bravo_slots[h >> 52 & (HWS_RW_BRAVO_SLOTS - 1)];
+	return &hws_rw_bravo_slots[h >> 40 & (HWS_RW_BRAVO_SLOTS - 1)];
 }
 
 /* Empty a slot this thread filled, and wake a writer waiting for it. */

@@ -3,7 +3,7 @@
  * on), and the writer's revocation. */
 #include <hwsync/rwlock_bravo.h>
 
-/* 24-byte slots, 96 KiB.  Zero: every slot free. */
+/* 24-byte slots, 24 KiB.  Zero: every slot free. */
 struct hws_rw_bravo_slot hws_rw_bravo_slots[HWS_RW_BRAVO_SLOTS] HWS_ALIGNED_LINE;
 
 int hws_rw_bravo_core_rdlock_slow(hws_rw_bravo_core_t *c, const hws_wait_t *w,
@@ -14,7 +14,7 @@ int hws_rw_bravo_core_rdlock_slow(hws_rw_bravo_core_t *c, const hws_wait_t *w,
 	/* relaxed: both are changed only under the underlying write lock
 	 * (and rbias by readers like us, with the same value). */
 	if (rc == 0 && !atomic_load_explicit(&c->rbias, memory_order_relaxed) &&
-	    hws_now_ns() >= atomic_load_explicit(&c->inhibit_until, memory_order_relaxed))
+	    hws_tsc() >= atomic_load_explicit(&c->inhibit_until, memory_order_relaxed))
 		/* release: a fast reader that reads 1 acquires everything the
 		 * last writer did (we hold the read lock, so it has left). */
 		atomic_store_explicit(&c->rbias, 1, memory_order_release);
@@ -56,9 +56,9 @@ static int revoke(hws_rw_bravo_core_t *c, const hws_wait_t *w, uint64_t deadline
 		return 0;
 	/* seq_cst: see the header's handshake. */
 	atomic_store_explicit(&c->rbias, 0, memory_order_seq_cst);
-	uint64_t t0 = hws_now_ns();
+	uint64_t t0 = hws_tsc();   /* a cheap clock: readers look at it too */
 	int rc = drain(c, w, deadline_ns);
-	uint64_t t1 = hws_now_ns();
+	uint64_t t1 = hws_tsc();
 	if (rc) {
 		/* Readers are still in their slots: the bias goes back on,
 		 * or the next writer, finding it off, would not wait for

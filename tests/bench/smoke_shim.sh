@@ -39,8 +39,8 @@ patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-privat
             "cond-periodic", "cond-consumer", "mutex-empty", "mutex-empty-async",
             "mutex-yield8-1", "mutex-yield8-4", "mutex-yield8-16", "mutex-rt",
             "omp-parallel", "omp-parallel-for", "omp-for-dynamic", "omp-sections",
-            "omp-ordered"]
-fair = {"mutex-contended", "mutex-private", "mutex-yield", "spin-contended", "spin-oversub",
+            "omp-ordered", "rwlock-read99"]
+fair = {"rwlock-read99", "mutex-contended", "mutex-private", "mutex-yield", "spin-contended", "spin-oversub",
         "mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
         "mutex-yield8-16", "mutex-rt"}
 p99 = {"mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
@@ -75,7 +75,7 @@ for p in patterns:
         assert nat["threads"] == 4 * len(set(nat["cpus"])), nat
     if p.startswith("mutex-yield8-"):
         assert nat["threads"] == int(p.split("-")[-1]) * len(set(nat["cpus"])), nat
-    if p in ("mutex-contended", "sem-pingpong", "spin-contended", "cond-periodic",
+    if p in ("mutex-contended", "sem-pingpong", "rwlock-read99", "spin-contended", "cond-periodic",
              "cond-consumer", "mutex-empty", "mutex-empty-async"):
         assert nat["threads"] == 2 and nat["placement"] == "core", nat
     # the wake latency, fairness and p99 wait where the pattern measures them,
