@@ -83,7 +83,7 @@ static int shim_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t deadline_ns
 	pthread_cleanup_pop(0);
 	hws_condvar_core_leave(CORE(c));
 	if (hws_cfg.profile)
-		hws_prof_wait_end(c, HWS_FAM_COND, p0, rc);
+		hws_prof_wait_end(c, HWS_FAM_COND, p0, rc, 0);
 	int lrc = hws_shim_mutex_lock_any(m);
 	if (hws_cfg.stats) {
 		HWS_COUNT(HWS_FAM_COND, ops, 1);

@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include "shim/shim.h"
 
 
@@ -30,6 +32,14 @@ _Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__list.__prev) == sizeof(vo
 
 #define KIND(m) ((_Atomic int *)&(m)->__data.__kind)
 #define WORDS(m) ((struct hws_words8 *)(void *)(m))
+/* The profile counts a shim mutex's acquisitions in glibc's robust-list
+ * words, which only robust mutexes (never the shim's) use; zero in an
+ * initializer, like everything else. */
+#define PLACE(m) ((struct hws_prof_place *)(void *)&(m)->__data.__list)
+#define PLACE_OFF __builtin_offsetof(pthread_mutex_t, __data.__list)
+_Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__list) >= sizeof(struct hws_prof_place) &&
+	       PLACE_OFF >= __builtin_offsetof(pthread_mutex_t, __data.__kind) + sizeof(int) &&
+	       PLACE_OFF % 8 == 0, "the profile's words fit glibc's robust list");
 
 _Static_assert(sizeof(pthread_mutex_t) >= 24 &&
 	       __builtin_offsetof(pthread_mutex_t, __data.__kind) >= sizeof(struct hws_words8),
@@ -123,8 +133,13 @@ HWS_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
 		}
 		return rc;
 	}
-	if (unlikely(hws_cfg.profile))
-		hws_prof_end(m);   /* a new life, even at an address used before */
+	/* relaxed: init is not concurrent with use. */
+	if (unlikely(hws_cfg.profile)) {   /* a new life, even at an address used before */
+		if (atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM)
+			hws_prof_end_place(m, PLACE(m));
+		else
+			hws_prof_end(m);
+	}
 	memset(m, 0, sizeof *m);
 	/* relaxed: init is not concurrent with use; the words are zero. */
 	atomic_store_explicit(KIND(m), KIND_SHIM, memory_order_relaxed);
@@ -140,7 +155,7 @@ HWS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 		return EBUSY;
 	hws_words8_release(WORDS(m));
 	if (unlikely(hws_cfg.profile))
-		hws_prof_end(m);
+		hws_prof_end_place(m, PLACE(m));
 	/* Marked destroyed as glibc 2.34+ marks it (kind -1): until the next
 	 * pthread_mutex_init, every call goes to glibc, which returns EINVAL,
 	 * as it would for a mutex it destroyed itself. */
@@ -154,7 +169,7 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))
-		return hws_shim_acquire8(w, HWS_FAM_MUTEX, m);
+		return hws_shim_acquire8(w, HWS_FAM_MUTEX, m, PLACE(m));
 	return hws_shim_native_mutex_lock(m);
 }
 
@@ -162,7 +177,7 @@ HWS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))
-		return hws_shim_try8(w, HWS_FAM_MUTEX, m);
+		return hws_shim_try8(w, HWS_FAM_MUTEX, m, PLACE(m));
 	return hws_shim_native_mutex_trylock(m);
 }
 
@@ -170,7 +185,7 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))
-		return hws_shim_release8(w, HWS_FAM_MUTEX, m);
+		return hws_shim_release8(w, HWS_FAM_MUTEX, m, PLACE(m));
 	return hws_shim_native_mutex_unlock(m);
 }
 
@@ -178,13 +193,13 @@ static int shim_timed(struct hws_words8 *w, pthread_mutex_t *m, clockid_t clock,
 		      const struct timespec *abs)
 {
 	uint64_t dl;
-	int rc = hws_shim_try8(w, HWS_FAM_MUTEX, m);
+	int rc = hws_shim_try8(w, HWS_FAM_MUTEX, m, PLACE(m));
 	if (rc != EBUSY)
 		return rc;
 	/* POSIX: a bad timeout is only reported when the call would block. */
 	if ((rc = hws_shim_deadline_ns(clock, abs, &dl)))
 		return rc;
-	return hws_shim_timed8(w, HWS_FAM_MUTEX, m, dl);
+	return hws_shim_timed8(w, HWS_FAM_MUTEX, m, dl, PLACE(m));
 }
 
 HWS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
@@ -211,11 +226,29 @@ HWS_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 int hws_shim_mutex_lock_any(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
-	return w ? hws_shim_acquire8(w, HWS_FAM_MUTEX, m) : hws_shim_native_mutex_lock(m);
+	return w ? hws_shim_acquire8(w, HWS_FAM_MUTEX, m, PLACE(m)) : hws_shim_native_mutex_lock(m);
 }
 
 int hws_shim_mutex_unlock_any(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
-	return w ? hws_shim_release8(w, HWS_FAM_MUTEX, m) : hws_shim_native_mutex_unlock(m);
+	return w ? hws_shim_release8(w, HWS_FAM_MUTEX, m, PLACE(m)) : hws_shim_native_mutex_unlock(m);
+}
+
+/* The profile at exit: the in-place count of a mutex it saw alive, read
+ * through process_vm_readv so that memory the program has unmapped since
+ * is an error rather than a fault; -1 unless the words still hold a shim
+ * mutex. */
+long long hws_prof_place_read(uintptr_t obj, unsigned fam)
+{
+	unsigned char buf[sizeof(pthread_mutex_t)];
+	struct iovec local = { buf, sizeof buf }, remote = { (void *)obj, sizeof buf };
+	int kind;
+	uint64_t count;
+	(void)fam;
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof buf)
+		return -1;
+	memcpy(&kind, buf + __builtin_offsetof(pthread_mutex_t, __data.__kind), sizeof kind);
+	memcpy(&count, buf + PLACE_OFF, sizeof count);   /* struct hws_prof_place.count */
+	return kind == KIND_SHIM ? (long long)count : -1;
 }

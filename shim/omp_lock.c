@@ -143,7 +143,7 @@ HWS_EXPORT void omp_set_nest_lock(void *l)
 		n->depth++;
 		return;
 	}
-	hws_shim_acquire8(&n->w, HWS_FAM_OMP_NEST, l);
+	hws_shim_acquire8(&n->w, HWS_FAM_OMP_NEST, l, NULL);
 	/* relaxed: ordered for the next holder by the lock's release. */
 	atomic_store_explicit(&n->owner, self(), memory_order_relaxed);
 	n->depth = 1;
@@ -159,7 +159,7 @@ HWS_EXPORT void omp_unset_nest_lock(void *l)
 	if (--n->depth == 0) {
 		/* relaxed: the lock release orders it for the next holder. */
 		atomic_store_explicit(&n->owner, 0, memory_order_relaxed);
-		hws_shim_release8(&n->w, HWS_FAM_OMP_NEST, l);
+		hws_shim_release8(&n->w, HWS_FAM_OMP_NEST, l, NULL);
 	}
 }
 
@@ -171,7 +171,7 @@ HWS_EXPORT int omp_test_nest_lock(void *l)
 	/* relaxed: as in omp_set_nest_lock. */
 	if (atomic_load_explicit(&n->owner, memory_order_relaxed) == self())
 		return (int)++n->depth;
-	if (hws_shim_try8(&n->w, HWS_FAM_OMP_NEST, l) != 0)
+	if (hws_shim_try8(&n->w, HWS_FAM_OMP_NEST, l, NULL) != 0)
 		return 0;
 	atomic_store_explicit(&n->owner, self(), memory_order_relaxed);
 	n->depth = 1;
@@ -184,7 +184,7 @@ static struct hws_words8 crit HWS_ALIGNED_LINE;
 HWS_EXPORT void GOMP_critical_start(void)
 {
 	if (likely(hws_shim_on()))
-		hws_shim_acquire8(&crit, HWS_FAM_OMP_CRITICAL, &crit);
+		hws_shim_acquire8(&crit, HWS_FAM_OMP_CRITICAL, &crit, NULL);
 	else
 		n_crit_start()();
 }
@@ -192,7 +192,7 @@ HWS_EXPORT void GOMP_critical_start(void)
 HWS_EXPORT void GOMP_critical_end(void)
 {
 	if (likely(hws_shim_on()))
-		hws_shim_release8(&crit, HWS_FAM_OMP_CRITICAL, &crit);
+		hws_shim_release8(&crit, HWS_FAM_OMP_CRITICAL, &crit, NULL);
 	else
 		n_crit_end()();
 }
@@ -202,7 +202,7 @@ _Static_assert(sizeof(void *) >= sizeof(struct hws_words8), "named critical: wor
 HWS_EXPORT void GOMP_critical_name_start(void **pptr)
 {
 	if (likely(hws_shim_on()))
-		hws_shim_acquire8((struct hws_words8 *)pptr, HWS_FAM_OMP_CRITICAL, pptr);
+		hws_shim_acquire8((struct hws_words8 *)pptr, HWS_FAM_OMP_CRITICAL, pptr, NULL);
 	else
 		n_crit_name_start()(pptr);
 }
@@ -210,7 +210,7 @@ HWS_EXPORT void GOMP_critical_name_start(void **pptr)
 HWS_EXPORT void GOMP_critical_name_end(void **pptr)
 {
 	if (likely(hws_shim_on()))
-		hws_shim_release8((struct hws_words8 *)pptr, HWS_FAM_OMP_CRITICAL, pptr);
+		hws_shim_release8((struct hws_words8 *)pptr, HWS_FAM_OMP_CRITICAL, pptr, NULL);
 	else
 		n_crit_name_end()(pptr);
 }

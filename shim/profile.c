@@ -409,7 +409,7 @@ uint64_t hws_prof_wait_begin(const void *obj, unsigned fam)
 	return hws_now_ns();
 }
 
-void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc)
+void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc, unsigned flags)
 {
 	uint64_t now = hws_now_ns(), d = now - t0;
 	struct hws_prof_thread *t;
@@ -425,12 +425,14 @@ void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc)
 		HWS_PROF_ADD(c->timeouts, 1);
 	if (rc != 0 && fam != HWS_FAM_COND)
 		return;
-	HWS_PROF_ADD(e->acq, 1);
+	if (!(flags & HWS_PROF_COUNTED))
+		HWS_PROF_ADD(e->acq, 1);
 	HWS_PROF_ADD(c->cont, 1);
 	HWS_PROF_ADD(c->wait_ns, d);
 	if (d > HWS_PROF_LD(c->max_wait_ns))
 		atomic_store_explicit(&c->max_wait_ns, d, memory_order_relaxed);
-	if (fam != HWS_FAM_COND && HWS_PROF_LD(e->acq) % HWS_PROF_SAMPLE == 0) {
+	if (fam != HWS_FAM_COND && !(flags & HWS_PROF_COUNTED) &&
+	    HWS_PROF_LD(e->acq) % HWS_PROF_SAMPLE == 0) {
 		hws_prof_held = obj;
 		t->held_since = now;
 	}
@@ -459,6 +461,58 @@ void hws_prof_end(const void *obj)
 		atomic_fetch_add_explicit(&hws_prof_ends, 1, memory_order_release);
 	}
 	busy = 0;
+}
+
+/* ---- counting in place ---- */
+
+static _Atomic uint64_t place_unread;   /* live objects whose count could not be read */
+
+void hws_prof_place_slow(const void *obj, unsigned fam, struct hws_prof_place *p, uint64_t n)
+{
+	struct hws_prof_thread *t;
+	/* relaxed (here and below): the holder's own words (profile.h). */
+	atomic_store_explicit(&p->count, 1, memory_order_relaxed);
+	if (busy)
+		return;   /* lost: a lock taken inside the profile's own slow path */
+	busy = 1;
+	struct hws_prof_hot *e = entry(obj, fam, &t);
+	busy = 0;
+	if (!e)
+		return;
+	/* n == 1: the object's first acquisition; else HWS_PROF_FOLD of them,
+	 * the last of which has its hold sampled */
+	HWS_PROF_ADD(e->acq, n == 1 ? 1 : n - 1);
+	if (n > 1)
+		atomic_store_explicit(&p->hold_since, hws_now_ns() | 1, memory_order_relaxed);
+}
+
+void hws_prof_place_hold_end(const void *obj, struct hws_prof_place *p)
+{
+	uint64_t d = hws_now_ns() - atomic_load_explicit(&p->hold_since, memory_order_relaxed);
+	struct hws_prof_thread *t = hws_prof_me;
+	atomic_store_explicit(&p->hold_since, 0, memory_order_relaxed);
+	if (!t)
+		return;
+	struct hws_prof_hot *e = &t->hot[hws_prof_hash((uintptr_t)obj)];
+	if (HWS_PROF_LD(e->key) != (uintptr_t)obj)
+		return;   /* released by a thread that has no entry for it: dropped */
+	struct hws_prof_cold *c = &t->cold[e - t->hot];
+	HWS_PROF_ADD(c->hold_n, 1);
+	HWS_PROF_ADD(c->hold_ns, d);
+	if (d > HWS_PROF_LD(c->max_hold_ns))
+		atomic_store_explicit(&c->max_hold_ns, d, memory_order_relaxed);
+}
+
+void hws_prof_end_place(const void *obj, struct hws_prof_place *p)
+{
+	uint64_t n = atomic_load_explicit(&p->count, memory_order_relaxed);
+	long ix;
+	if (n > 1 && n <= HWS_PROF_FOLD + 1 && !busy && (ix = find((uintptr_t)obj, 0, 0)) >= 0)
+		/* relaxed: a statistic, read at exit. */
+		atomic_fetch_add_explicit(&slots[ix].acq, n - 1, memory_order_relaxed);
+	atomic_store_explicit(&p->count, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->hold_since, 0, memory_order_relaxed);
+	hws_prof_end(obj);
 }
 
 /* ---- the report at exit ---- */
@@ -543,8 +597,9 @@ static void write_json(FILE *f, struct slot **v, size_t n, uint64_t total)
 	fprintf(f, ",\"hold_sample_mean\":%u,\n\"table\":{\"slots\":%zu,\"objects\":%" PRIu64
 		",\"recorded\":%zu,\"not_recorded\":%" PRIu64 ",\"reused\":%" PRIu64
 		",\"acquisitions_not_recorded\":%" PRIu64 ",\"acquisitions_of_reused\":%" PRIu64
-		"},\n\"objects\":[", HWS_PROF_SAMPLE, nslots, total, n, ld(&not_recorded),
-		ld(&recycled), ld(&overflow_acq), ld(&lost_acq));
+		",\"counts_not_read\":%" PRIu64 "},\n\"objects\":[", HWS_PROF_SAMPLE, nslots, total,
+		n, ld(&not_recorded), ld(&recycled), ld(&overflow_acq), ld(&lost_acq),
+		ld(&place_unread));
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = v[i];
 		uintptr_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
@@ -636,6 +691,15 @@ void hws_prof_report(void)
 	for (size_t i = 0; i < nslots; i++) {
 		uintptr_t k = atomic_load_explicit(&slots[i].key, memory_order_acquire);
 		n += k != 0 && k != CLAIMED;
+		if (k & LIVE && k != CLAIMED && slots[i].fam == HWS_FAM_MUTEX) {
+			/* what the object counted since its last fold */
+			long long c = hws_prof_place_read(k & ~LIVE, slots[i].fam);
+			if (c > 1 && c <= HWS_PROF_FOLD + 1)
+				atomic_fetch_add_explicit(&slots[i].acq, (uint64_t)c - 1,
+							  memory_order_relaxed);
+			else if (c != 0 && c != 1)
+				atomic_fetch_add_explicit(&place_unread, 1, memory_order_relaxed);
+		}
 	}
 	struct slot **v = malloc((n ? n : 1) * sizeof *v);
 	if (!v) {

@@ -48,7 +48,8 @@
 #include <stdint.h>
 
 #define HWS_PROF_TC 256u          /* objects a thread's cache holds */
-#define HWS_PROF_SAMPLE 64u       /* one sampled hold per this many acquisitions */
+#define HWS_PROF_SAMPLE 256u      /* one sampled hold per this many acquisitions */
+#define HWS_PROF_FOLD 256u        /* in-place counts reach the table this often */
 #define HWS_PROF_HIDDEN __attribute__((visibility("hidden")))
 #define HWS_PROF_TLS __attribute__((tls_model("initial-exec")))
 
@@ -83,8 +84,10 @@ extern _Atomic uint32_t hws_prof_ends HWS_PROF_HIDDEN;
 
 static inline unsigned hws_prof_hash(uintptr_t k)
 {
-	/* Fibonacci hashing: objects a cache line apart land apart. */
-	return (unsigned)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 56) % HWS_PROF_TC;
+	/* Two shifts, no multiply (this is on every acquisition): objects 8
+	 * bytes or more apart land apart as long as they fit the cache, and
+	 * objects whose addresses differ only above bit 11 still differ. */
+	return (unsigned)((k >> 3) ^ (k >> 11)) % HWS_PROF_TC;
 }
 
 /* relaxed: each block is written by its thread only; the exit report reads
@@ -97,8 +100,46 @@ void hws_prof_acquired_slow(const void *obj, unsigned fam);
 void hws_prof_sample(struct hws_prof_thread *t, const void *obj);
 void hws_prof_hold_end(const void *obj);
 uint64_t hws_prof_wait_begin(const void *obj, unsigned fam);
-void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc);
+enum { HWS_PROF_COUNTED = 1 };   /* wait_end: the acquisition is counted in place */
+void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc, unsigned flags);
 void hws_prof_end(const void *obj);
+
+/* Counting in place, for objects with two spare words (pthread_mutex_t):
+ * the holder counts into the object itself, under the lock, so an
+ * acquisition costs an increment on the lock's own cache line and nothing
+ * else.  count is 0 in a fresh object; from the first acquisition on, the
+ * acquisitions not yet in the table are count - 1, added to the table
+ * every HWS_PROF_FOLD acquisitions (each of which also samples a hold,
+ * marked by hold_since), when the object ends (hws_prof_end_place) and at
+ * exit (read back from the object if its memory still holds it). */
+struct hws_prof_place {
+	_Atomic uint64_t count;
+	_Atomic uint64_t hold_since;
+};
+void hws_prof_place_slow(const void *obj, unsigned fam, struct hws_prof_place *p, uint64_t n);
+void hws_prof_place_hold_end(const void *obj, struct hws_prof_place *p);
+/* The object ends: its in-place count goes to its entry first. */
+void hws_prof_end_place(const void *obj, struct hws_prof_place *p);
+/* At exit: the in-place count of a live object at obj, or -1 when its memory
+ * no longer holds one (profile.c asks the shim family, mutex.c). */
+long long hws_prof_place_read(uintptr_t obj, unsigned fam);
+
+static inline void hws_prof_place_count(const void *obj, unsigned fam, struct hws_prof_place *p)
+{
+	/* relaxed: written by the holder only; the next holder is ordered
+	 * after it by the lock. */
+	uint64_t n = atomic_load_explicit(&p->count, memory_order_relaxed) + 1;
+	atomic_store_explicit(&p->count, n, memory_order_relaxed);
+	if (__builtin_expect(n == 1 || n > HWS_PROF_FOLD, 0))
+		hws_prof_place_slow(obj, fam, p, n);
+}
+
+static inline void hws_prof_place_release(const void *obj, struct hws_prof_place *p)
+{
+	/* relaxed: as in hws_prof_place_count. */
+	if (__builtin_expect(atomic_load_explicit(&p->hold_since, memory_order_relaxed) != 0, 0))
+		hws_prof_place_hold_end(obj, p);
+}
 
 static inline void hws_prof_acquired(const void *obj, unsigned fam)
 {

@@ -116,7 +116,7 @@ static int block(sem_t *s, uint64_t deadline_ns)
 	}
 	pthread_cleanup_pop(1);
 	if (hws_cfg.profile)
-		hws_prof_wait_end(s, HWS_FAM_SEM, p0, rc);
+		hws_prof_wait_end(s, HWS_FAM_SEM, p0, rc, 0);
 	if (rc == ETIMEDOUT)
 		COUNT(timeouts);
 	return rc;

@@ -207,7 +207,7 @@ int hws_shim_wait8(struct hws_words8 *w);
  * HWSYNC_TRACE, with the profile or without. */
 enum hws_lock_op { HWS_OP_ACQUIRE, HWS_OP_TRY, HWS_OP_TIMED };
 int hws_shim_wait_profiled(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
-			   const void *obj, uint64_t deadline_ns);
+			   const void *obj, uint64_t deadline_ns, unsigned prof_flags);
 int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws_lock_op op,
 			  unsigned family, const void *obj, uint64_t deadline_ns);
 int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
@@ -219,16 +219,24 @@ int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsign
  * (a tail call, no extra register to save). */
 #define HWS_INSTR_PATH static __attribute__((noinline, unused))
 HWS_INSTR_PATH int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, unsigned family,
-				  const void *obj, uint64_t deadline_ns)
+				  const void *obj, uint64_t deadline_ns,
+				  struct hws_prof_place *place)
 {
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		if (likely(hws_words8_try(w) == 0)) {
+		int rc = hws_words8_try(w);
+		if (rc != 0) {
+			if (op == HWS_OP_TRY)
+				return EBUSY;
+			rc = hws_shim_wait_profiled(w, NULL, family, obj, deadline_ns,
+						    place ? HWS_PROF_COUNTED : 0);
+			if (rc != 0 || !place)
+				return rc;
+		} else if (!place) {
 			hws_prof_acquired(obj, family);
 			return 0;
 		}
-		if (op == HWS_OP_TRY)
-			return EBUSY;
-		return hws_shim_wait_profiled(w, NULL, family, obj, deadline_ns);
+		hws_prof_place_count(obj, family, place);
+		return 0;
 	}
 	return hws_shim_lock_counted(w, NULL, op, family, obj, deadline_ns);
 }
@@ -243,42 +251,50 @@ HWS_INSTR_PATH int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, un
 		}
 		if (op == HWS_OP_TRY)
 			return EBUSY;
-		return hws_shim_wait_profiled(NULL, w, family, obj, HWS_FOREVER);
+		return hws_shim_wait_profiled(NULL, w, family, obj, HWS_FOREVER, 0);
 	}
 	return hws_shim_lock_counted(NULL, w, op, family, obj, HWS_FOREVER);
 }
 
-static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const void *obj)
+/* place: the object's spare words for the profile's in-place count
+ * (profile.h), or NULL (then each thread counts in its cache). */
+static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const void *obj,
+				    struct hws_prof_place *place)
 {
 	if (likely(!hws_cfg.instrument)) {
 		if (likely(hws_words8_try(w) == 0))
 			return 0;
 		return hws_shim_wait8(w);
 	}
-	return hws_shim_instr8(w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER);
+	return hws_shim_instr8(w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER, place);
 }
 
-static inline int hws_shim_try8(struct hws_words8 *w, unsigned family, const void *obj)
+static inline int hws_shim_try8(struct hws_words8 *w, unsigned family, const void *obj,
+				struct hws_prof_place *place)
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words8_try(w);
-	return hws_shim_instr8(w, HWS_OP_TRY, family, obj, 0);
+	return hws_shim_instr8(w, HWS_OP_TRY, family, obj, 0, place);
 }
 
 static inline int hws_shim_timed8(struct hws_words8 *w, unsigned family, const void *obj,
-				  uint64_t deadline_ns)
+				  uint64_t deadline_ns, struct hws_prof_place *place)
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words8_timed(w, deadline_ns);
-	return hws_shim_instr8(w, HWS_OP_TIMED, family, obj, deadline_ns);
+	return hws_shim_instr8(w, HWS_OP_TIMED, family, obj, deadline_ns, place);
 }
 
-static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const void *obj)
+static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const void *obj,
+				    struct hws_prof_place *place)
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_words8_release(w);
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		hws_prof_released(obj);
+		if (place)
+			hws_prof_place_release(obj, place);
+		else
+			hws_prof_released(obj);
 		return hws_words8_release(w);
 	}
 	return hws_shim_unlock_counted(w, NULL, family, obj);

@@ -50,11 +50,11 @@ int hws_shim_wait8(struct hws_words8 *w)
 }
 
 int hws_shim_wait_profiled(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,
-			   const void *obj, uint64_t deadline_ns)
+			   const void *obj, uint64_t deadline_ns, unsigned prof_flags)
 {
 	uint64_t t0 = hws_prof_wait_begin(obj, family);
 	int rc = block_on(w8, w4, deadline_ns);
-	hws_prof_wait_end(obj, family, t0, rc);
+	hws_prof_wait_end(obj, family, t0, rc, prof_flags);
 	return rc;
 }
 
@@ -123,7 +123,7 @@ int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws
 	int rc = w8 ? hws_words8_try(w8) : hws_words4_try(w4), first = rc == 0;
 
 	if (rc == EBUSY && op != HWS_OP_TRY)
-		rc = hws_cfg.profile ? hws_shim_wait_profiled(w8, w4, family, obj, deadline_ns)
+		rc = hws_cfg.profile ? hws_shim_wait_profiled(w8, w4, family, obj, deadline_ns, 0)
 				     : block_on(w8, w4, deadline_ns);
 	else if (rc == 0 && hws_cfg.profile)
 		hws_prof_acquired(obj, family);

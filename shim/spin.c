@@ -44,7 +44,7 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
 	hws_spin_wait_acquire(WORD(l), w->kind == HWS_WAIT_PAUSE || w->kind == HWS_WAIT_SPIN ?
 			      NULL : w, hws_usable_cpus());
 	if (hws_cfg.profile)
-		hws_prof_wait_end(OBJ(l), HWS_FAM_SPIN, t0, 0);
+		hws_prof_wait_end(OBJ(l), HWS_FAM_SPIN, t0, 0, 0);
 	if (hws_cfg.stats) {
 		HWS_COUNT(HWS_FAM_SPIN, ops, 1);
 		HWS_COUNT(HWS_FAM_SPIN, contended, 1);

@@ -12,6 +12,8 @@ profile_check.c, one line per fact:
         (by dladdr) and it was acquired exactly N times (at least N)
     cold FAMILY FIRST STRIDE COUNT N           COUNT objects at FIRST + i*STRIDE,
         each acquired exactly N times and never contended
+    ended FAMILY FIRST STRIDE COUNT N          the same for objects destroyed before
+        exit: one ended entry each (the address may have had other lives)
     count FAMILY ADDRESS N                      acquired exactly N times
 
 STDERR is what the program wrote on stderr: the table at exit must name
@@ -49,7 +51,7 @@ SCHEMA = {"schema": lambda v: v == "hwsync-profile", "version": lambda v: v == 1
           "hold_sample_mean": uint,
           "table": {"slots": uint, "objects": uint, "recorded": uint, "not_recorded": uint,
                     "reused": uint, "acquisitions_not_recorded": uint,
-                    "acquisitions_of_reused": uint},
+                    "acquisitions_of_reused": uint, "counts_not_read": uint},
           "objects": [OBJECT]}
 
 
@@ -166,11 +168,13 @@ def main():
             else:
                 print(f"ok: {fam}: {top['address']} first, from {func}, "
                       f"{top['acquisitions']} acquisitions, {top['contended']} contended")
-        elif w[0] == "cold":
+        elif w[0] in ("cold", "ended"):
             first, stride, count, n = int(w[2], 16), int(w[3]), int(w[4]), int(w[5])
             bad = 0
             for i in range(count):
                 got = by_addr.get((fam, first + i * stride), [])
+                if w[0] == "ended":
+                    got = [o for o in got if o["ended"] and o["acquisitions"] == n] or got
                 if len(got) != 1 or got[0]["acquisitions"] != n or got[0]["contended"]:
                     bad += 1
                     if bad <= 3:
@@ -178,7 +182,7 @@ def main():
                                       f"{[(o['acquisitions'], o['contended']) for o in got]}"
                                       f", expected one entry with {n} acquisitions")
             if not bad:
-                print(f"ok: {fam}: {count} cold objects, {n} acquisitions each")
+                print(f"ok: {fam}: {count} {w[0]} objects, {n} acquisitions each")
         elif w[0] == "count":
             got = by_addr.get((fam, int(w[2], 16)), [])
             if len(got) != 1 or got[0]["acquisitions"] != int(w[3]):

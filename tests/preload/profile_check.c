@@ -7,6 +7,7 @@
  *
  *   expect FAMILY ADDRESS FUNCTION ACQUISITIONS|min:N
  *   cold FAMILY FIRST STRIDE COUNT ACQUISITIONS
+ *   ended FAMILY FIRST STRIDE COUNT ACQUISITIONS   (destroyed, then freed)
  *
  * and check_profile.py compares that with the JSON and the table on stderr.
  * Every hot object is taken from a function of its own that the program
@@ -155,6 +156,31 @@ static void sem_and_spin(sem_t *s, pthread_spinlock_t *sp)
 	}
 }
 
+/* ---- mutexes that live and die: each ends with its count exact ---- */
+#define SHORT 50
+#define SHORT_ITERS 300   /* past the profile's in-place fold (256) */
+
+static void short_lived(void)
+{
+	pthread_mutex_t *v = calloc(SHORT, sizeof *v);
+	if (!v) {
+		perror("calloc");
+		exit(1);
+	}
+	for (int i = 0; i < SHORT; i++) {
+		pthread_mutex_init(&v[i], NULL);
+		for (int r = 0; r < SHORT_ITERS; r++) {
+			pthread_mutex_lock(&v[i]);
+			counter++;
+			pthread_mutex_unlock(&v[i]);
+		}
+		pthread_mutex_destroy(&v[i]);
+	}
+	printf("ended pthread_mutex %p %zu %d %d\n", (void *)&v[0], sizeof v[0], SHORT,
+	       SHORT_ITERS);
+	free(v);
+}
+
 #if HAVE_OPENMP
 /* An orphaned critical construct: GOMP_critical_name_start is called from
  * this function itself, not from an outlined region. */
@@ -209,6 +235,7 @@ int main(void)
 
 	small_stack();
 	sem_and_spin(&sem, &spin);
+	short_lived();
 
 	printf("expect pthread_mutex %p hot_mutex_worker %d\n", (void *)&hot,
 	       THREADS * HOT_ITERS);
@@ -227,7 +254,7 @@ int main(void)
 	printf("expect omp_critical - hot_critical_body %d\n", THREADS * HOT_ITERS);
 #endif
 	return counter == (unsigned long)COLD * COLD_ITERS + THREADS * HOT_ITERS +
-			SPIN_OPS
+			SPIN_OPS + SHORT * SHORT_ITERS
 #if HAVE_OPENMP
 		+ THREADS * HOT_ITERS + 20
 #endif
