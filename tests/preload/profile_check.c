@@ -43,8 +43,8 @@ __attribute__((noinline)) void *hot_mutex_worker(void *arg)
 	for (int i = 0; i < HOT_ITERS; i++) {
 		pthread_mutex_lock(&hot);
 		counter++;
-		if (i % 64 == 0)
-			sched_yield();   /* held across a yield now and then: others wait */
+		if (i % 500 == 0)
+			usleep(200);   /* held across a sleep now and then: the others wait */
 		pthread_mutex_unlock(&hot);
 	}
 	return NULL;
@@ -59,9 +59,9 @@ __attribute__((noinline)) void hot_cond_waiter(void)
 {
 	for (int i = 0; i < PINGS; i++) {
 		pthread_mutex_lock(&cm);
-		while (!ready)
+		while (!__atomic_load_n(&ready, __ATOMIC_RELAXED))
 			pthread_cond_wait(&hot_cond, &cm);
-		ready = 0;
+		__atomic_store_n(&ready, 0, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&cm);
 	}
 }
@@ -72,17 +72,12 @@ static void *cond_signaller(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < PINGS; i++) {
-		for (;;) {
-			pthread_mutex_lock(&cm);
-			int taken = !ready;
-			pthread_mutex_unlock(&cm);
-			if (taken)
-				break;
+		/* without the mutex: it stays a cold one */
+		while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
 			sched_yield();
-		}
 		usleep(20);
 		pthread_mutex_lock(&cm);
-		ready = 1;
+		__atomic_store_n(&ready, 1, __ATOMIC_RELAXED);
 		pthread_cond_signal(&hot_cond);
 		pthread_mutex_unlock(&cm);
 	}
