@@ -102,7 +102,8 @@ static const char usage[] =
 "                      docs/compare.md)\n"
 "    --out-dir DIR     where the programs' outputs go (created; default\n"
 "                      hwsync-compare-YYYYMMDD-HHMMSS in the current directory)\n"
-"    --preload LIB     the shim library (default: next to hwsync, then %s)\n"
+"    --preload LIB     the shim library (default: next to hwsync, then\n"
+"                      %s)\n"
 "    -q, --quiet       no progress lines on stderr\n"
 "    -h, --help        this text\n"
 "\n"
@@ -111,12 +112,14 @@ static const char usage[] =
 "    estimated time left).  stdout: a table, one row per configuration\n"
 "    (median wall s, its ratio to native [95%% interval], the same for CPU s and\n"
 "    peak RSS MiB, exit status), the flagged rounds, a one-line verdict and the\n"
-"    `hwsync run` line of the best configuration.\n"
+"    `hwsync run` line of the best configuration.  --out: the same as JSON,\n"
+"    every run included (schema hwsync-compare/1, docs/compare.md).\n"
 "\n"
 "EXIT STATUS\n"
-"    0 when every round ran; 1 when a run failed, outputs differed, or a file\n"
-"    could not be written (one line on stderr); 2 with one line on stderr for\n"
-"    a bad option (unknown lock kind, wait policy this machine lacks, ...).\n"
+"    0 when the rounds ran (all of them, or those --budget allowed), whatever\n"
+"    the verdict; 1 when a run failed, outputs differed, or a file could not\n"
+"    be written (one line on stderr); 2 with one line on stderr for a bad\n"
+"    option (unknown lock kind, wait policy this machine lacks, ...).\n"
 "\n"
 "EXAMPLES\n"
 "    hwsync compare -- pigz -k -f big.tar\n"
@@ -727,13 +730,17 @@ int hws_cmd_compare(int argc, char **argv)
 			c.ref = k;
 			break;
 		}
-	if (c.out) {
+	if (c.out) {   /* can we write it?  Leave no empty file behind if the run fails */
+		struct stat st;
+		bool existed = stat(c.out, &st) == 0;
 		FILE *f = fopen(c.out, "a");
 		if (!f) {
 			fprintf(stderr, "hwsync compare: --out '%s': %s\n", c.out, strerror(errno));
 			return 2;
 		}
 		fclose(f);
+		if (!existed)
+			unlink(c.out);
 	}
 	c.rounds = (unsigned)rounds;
 	c.warmup = (unsigned)warmup;

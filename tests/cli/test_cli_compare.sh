@@ -92,10 +92,11 @@ echo "${HWSYNC_LOCK:-native}"
 EOF
 chmod +x bad.sh
 set +e
-"$hws" compare -q --configs native,mcs -n 2 --out-dir out3 -- ./bad.sh > /dev/null 2> e1.txt
+"$hws" compare -q --configs native,mcs -n 2 --out-dir out3 --out f.json -- ./bad.sh > /dev/null 2> e1.txt
 rc=$?
 set -e
 [ $rc = 1 ] || fail "failing program: exit $rc"
+[ ! -e f.json ] || fail "failing program: --out left a file"
 one_line "failing program" 1 e1.txt 'round 1, mcs: ./bad.sh exited with status 3, not 0'
 set +e
 "$hws" compare -q --configs native,ticket -n 2 --out-dir out3 -- ./bad.sh > /dev/null 2> e2.txt
