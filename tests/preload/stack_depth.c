@@ -456,6 +456,120 @@ static void c_canceltype(void)
 	rc = pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
 }
 
+/* rwlocks: a default one (reader-preferring, or BRAVO) and a writer-
+ * preferring one */
+static pthread_rwlock_t rw0, rw1, rww;
+
+static void h_rd_rw1_long(void)
+{
+	pthread_rwlock_rdlock(&rw1);
+	atomic_store(&hflag, 1);
+	await(&dflag);
+	pthread_rwlock_unlock(&rw1);
+}
+static void h_rd_rw1(void)
+{
+	pthread_rwlock_rdlock(&rw1);
+	atomic_store(&hflag, 1);
+	sleep_ms(HOLD_MS);
+	pthread_rwlock_unlock(&rw1);
+}
+static void h_wr_rw1(void)
+{
+	pthread_rwlock_wrlock(&rw1);
+	atomic_store(&hflag, 1);
+	sleep_ms(HOLD_MS);
+	pthread_rwlock_unlock(&rw1);
+}
+static void h_take_wr_rw1(void)
+{
+	await(&dflag);
+	atomic_store(&hflag, 1);
+	pthread_rwlock_wrlock(&rw1);
+	pthread_rwlock_unlock(&rw1);
+}
+static void h_wr_rww(void)
+{
+	pthread_rwlock_wrlock(&rww);
+	atomic_store(&hflag, 1);
+	sleep_ms(HOLD_MS);
+	pthread_rwlock_unlock(&rww);
+}
+static void p_rd_rw1_then_writer_waits(void)
+{
+	pthread_rwlock_rdlock(&rw1);
+	atomic_store(&dflag, 1);
+	await(&hflag);
+	sleep_ms(HOLD_MS);   /* the helper is asleep in pthread_rwlock_wrlock */
+}
+static void p_unlock_rw1(void)
+{
+	pthread_rwlock_unlock(&rw1);
+}
+static void p_unlock_rww(void)
+{
+	pthread_rwlock_unlock(&rww);
+}
+static void c_rw_first(void)
+{
+	rc = pthread_rwlock_rdlock(&rw0);
+	rc |= pthread_rwlock_unlock(&rw0);
+	rc |= pthread_rwlock_wrlock(&rw0);
+	rc |= pthread_rwlock_unlock(&rw0);
+}
+static void c_rw_init(void)
+{
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	rc = pthread_rwlock_init(&rw1, NULL);
+	rc |= pthread_rwlock_init(&rww, &a);
+	rc |= pthread_rwlock_destroy(&rw0);
+	pthread_rwlockattr_destroy(&a);
+}
+static void c_rw_wrlock_rw1(void)
+{
+	rc = pthread_rwlock_wrlock(&rw1);
+}
+static void c_rw_rdlock_rw1(void)
+{
+	rc = pthread_rwlock_rdlock(&rw1);
+}
+static void c_rw_unlock_rw1(void)
+{
+	rc = pthread_rwlock_unlock(&rw1);
+}
+static void c_rw_trywrlock_rw1(void)
+{
+	rc = pthread_rwlock_trywrlock(&rw1);
+}
+static void c_rw_timedwrlock_expires(void)
+{
+	struct timespec t = in(CLOCK_REALTIME, 10);
+	rc = pthread_rwlock_timedwrlock(&rw1, &t);
+}
+static void c_rw_clockrdlock(void)
+{
+	struct timespec t = in(CLOCK_MONOTONIC, 10000);
+	rc = pthread_rwlock_clockrdlock(&rw1, CLOCK_MONOTONIC, &t);
+}
+static void c_rw_timedrdlock(void)
+{
+	struct timespec t = in(CLOCK_REALTIME, 10000);
+	rc = pthread_rwlock_timedrdlock(&rw1, &t);
+}
+static void c_rw_clockwrlock_rww(void)
+{
+	struct timespec t = in(CLOCK_MONOTONIC, 10000);
+	rc = pthread_rwlock_clockwrlock(&rww, CLOCK_MONOTONIC, &t);
+}
+static void c_rw_tryrdlock_rww(void)
+{
+	rc = pthread_rwlock_tryrdlock(&rww);
+	if (rc == 0)
+		rc = pthread_rwlock_unlock(&rww);
+}
+
 #ifdef HAVE_OMP
 static omp_lock_t ol;
 static omp_nest_lock_t onl;
@@ -611,6 +725,23 @@ static const struct op ops[] = {
 	{ "spin unlock", NULL, NULL, c_spin_unlock, NULL, 0 },
 	{ "spin trylock+unlock", NULL, NULL, c_spin_trylock, NULL, 0 },
 	{ "setcanceltype", NULL, NULL, c_canceltype, NULL, 0 },
+	{ "rwlock rdlock+unlock, wrlock+unlock, first use", NULL, NULL, c_rw_first, NULL, 0 },
+	{ "rwlock init x2 (writer-preferring), destroy", NULL, NULL, c_rw_init, NULL, 0 },
+	{ "rwlock wrlock, readers inside", h_rd_rw1, p_await, c_rw_wrlock_rw1, p_unlock_rw1, 0 },
+	{ "rwlock rdlock, a writer inside", h_wr_rw1, p_await, c_rw_rdlock_rw1, p_unlock_rw1, 0 },
+	{ "rwlock unlock, waking a writer", h_take_wr_rw1, p_rd_rw1_then_writer_waits,
+	  c_rw_unlock_rw1, NULL, 0 },
+	{ "rwlock trywrlock, busy", h_rd_rw1_long, p_await, c_rw_trywrlock_rw1, p_release_helper,
+	  EBUSY },
+	{ "rwlock timedwrlock, times out", h_rd_rw1_long, p_await, c_rw_timedwrlock_expires,
+	  p_release_helper, ETIMEDOUT },
+	{ "rwlock timedrdlock, a writer inside", h_wr_rw1, p_await, c_rw_timedrdlock,
+	  p_unlock_rw1, 0 },
+	{ "rwlock clockrdlock, a writer inside", h_wr_rw1, p_await, c_rw_clockrdlock,
+	  p_unlock_rw1, 0 },
+	{ "rwlock (writer-pref.) clockwrlock, contended", h_wr_rww, p_await, c_rw_clockwrlock_rww,
+	  p_unlock_rww, 0 },
+	{ "rwlock (writer-pref.) tryrdlock", NULL, NULL, c_rw_tryrdlock_rww, NULL, 0 },
 	{ "recursive mutex (glibc's)", NULL, NULL, c_recursive, NULL, 0 },
 	{ "cond timedwait, process-shared, times out", NULL, p_lock_m0, c_cond_pshared,
 	  p_unlock_m0, ETIMEDOUT },
@@ -653,7 +784,7 @@ static void *small_main(void *unused)
 			o->post();
 		if (o->helper)
 			await(&task_done);
-		OUT("%-42s %5zu\n", o->name, d);
+		OUT("%-48s %5zu\n", o->name, d);
 		check_rc(o->name, o->want);
 		if (d > deepest)
 			deepest = d, deepest_name = o->name;

@@ -7,6 +7,7 @@
 #
 # Runs: natively (reported, for comparison); every lock kind with the
 # default policy (adaptive), and with futex, HWSYNC_STATS=1 and HWSYNC_TRACE;
+# HWSYNC_RWLOCK=bravo; HWSYNC_VERBOSE=1;
 # every other available wait policy (hwsync info --json) with the default
 # kind and stats on.  Each run is a fresh process, so the first calls of the
 # process are measured in every configuration.  With stats on, the summary
@@ -85,6 +86,8 @@ for k in ${kinds//,/ }; do
   fi
   [ "$k" = auto ] && cp "$tmp/out" "$tmp/auto.out"
 done
+# the other rwlock algorithm for default rwlocks
+run "kind auto, adaptive, rwlock bravo" shim LD_PRELOAD="$lib" HWSYNC_RWLOCK=bravo || true
 # every message the shim may print while running (HWSYNC_VERBOSE: what is
 # passed to glibc, once per kind, on the thread that passes it)
 run "kind auto, adaptive, verbose" shim LD_PRELOAD="$lib" HWSYNC_VERBOSE=1 &&
