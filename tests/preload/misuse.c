@@ -490,6 +490,82 @@ static void seq_recursive_nonowner(void)
 	nonowner_unlock(PTHREAD_MUTEX_RECURSIVE, "the recursive mutex");
 }
 
+/* rwlocks (default, and writer-preferring as glibc's attribute makes it):
+ * tryrdlock, trywrlock, rdlock, tryrdlock, trywrlock, unlocks, wrlock,
+ * tryrdlock: one line */
+static void *rw_round(void *arg)
+{
+	pthread_rwlock_t *rw = arg;
+	const char *r[10];
+	r[0] = en(pthread_rwlock_tryrdlock(rw));
+	r[1] = en(pthread_rwlock_unlock(rw));
+	r[2] = en(pthread_rwlock_trywrlock(rw));
+	r[3] = en(pthread_rwlock_unlock(rw));
+	r[4] = en(pthread_rwlock_rdlock(rw));
+	r[5] = en(pthread_rwlock_trywrlock(rw));
+	r[6] = en(pthread_rwlock_unlock(rw));
+	r[7] = en(pthread_rwlock_wrlock(rw));
+	r[8] = en(pthread_rwlock_tryrdlock(rw));
+	r[9] = en(pthread_rwlock_unlock(rw));
+	OUT("  works? tryrdlock %s, unlock %s, trywrlock %s, unlock %s, rdlock %s, trywrlock %s, "
+	    "unlock %s, wrlock %s, tryrdlock %s, unlock %s\n", r[0], r[1], r[2], r[3], r[4], r[5],
+	    r[6], r[7], r[8], r[9]);
+	return NULL;
+}
+
+static void rw_init(pthread_rwlock_t *rw, int writer)
+{
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+	if (writer)
+		pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	OUT("init %s %s\n", writer ? "writer-preferring" : "default",
+	    en(pthread_rwlock_init(rw, &a)));
+	pthread_rwlockattr_destroy(&a);
+}
+
+static void seq_rwlock_self_deadlock(void)
+{
+	static pthread_rwlock_t rw;
+	for (int writer = 0; writer < 2; writer++) {
+		struct timespec t = in_ms(CLOCK_REALTIME, 200);
+		const char *r[8];
+		rw_init(&rw, writer);
+		r[0] = en(pthread_rwlock_wrlock(&rw));
+		r[1] = en(pthread_rwlock_trywrlock(&rw));
+		r[2] = en(pthread_rwlock_tryrdlock(&rw));
+		r[3] = en(pthread_rwlock_timedwrlock(&rw, &t));
+		r[4] = en(pthread_rwlock_timedrdlock(&rw, &t));
+		r[5] = en(pthread_rwlock_wrlock(&rw));
+		r[6] = en(pthread_rwlock_rdlock(&rw));
+		r[7] = en(pthread_rwlock_unlock(&rw));
+		OUT("wrlock %s, then by the holder: trywrlock %s, tryrdlock %s, timedwrlock %s, "
+		    "timedrdlock %s, wrlock %s, rdlock %s; unlock %s\n", r[0], r[1], r[2], r[3], r[4],
+		    r[5], r[6], r[7]);
+		rw_round(&rw);
+		on_thread(rw_round, &rw);
+		OUT("destroy %s\n", en(pthread_rwlock_destroy(&rw)));
+	}
+}
+
+/* glibc's read unlock of a free rwlock leaves its reader count short: only
+ * the try calls, which cannot hang, afterwards */
+static void seq_rwlock_unlock_free(void)
+{
+	static pthread_rwlock_t rw;
+	for (int writer = 0; writer < 2; writer++) {
+		const char *r[5];
+		rw_init(&rw, writer);
+		r[0] = en(pthread_rwlock_unlock(&rw));
+		r[1] = en(pthread_rwlock_trywrlock(&rw));
+		r[2] = r[1][0] == '0' ? en(pthread_rwlock_unlock(&rw)) : "-";
+		r[3] = en(pthread_rwlock_tryrdlock(&rw));
+		r[4] = r[3][0] == '0' ? en(pthread_rwlock_unlock(&rw)) : "-";
+		OUT("unlock %s, trywrlock %s, unlock %s, tryrdlock %s, unlock %s\n", r[0], r[1], r[2],
+		    r[3], r[4]);
+	}
+}
+
 #ifdef HAVE_OMP
 static void seq_omp_unset_free(void)
 {
@@ -522,6 +598,8 @@ static const struct {
 	{ "barrier-count-zero", seq_barrier_zero },
 	{ "errorcheck-nonowner-unlock", seq_errorcheck_nonowner },
 	{ "recursive-nonowner-unlock", seq_recursive_nonowner },
+	{ "rwlock-self-deadlock", seq_rwlock_self_deadlock },
+	{ "rwlock-unlock-free", seq_rwlock_unlock_free },
 #ifdef HAVE_OMP
 	{ "omp-unset-free", seq_omp_unset_free },
 #endif

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The differential misuse test: misuse.c's sequences natively and under the
 # shim with every lock kind (hwsync info --json) and the futex and adaptive
-# policies; each sequence's output (return values, whether the object still
-# works, how the child ended) must be the same as natively, or the difference
-# must be listed in EXPECTED with its reason (docs/preload.md explains each).
+# policies, and once with HWSYNC_RWLOCK=bravo (configurations are named
+# KIND:WAIT:RWLOCK); each sequence's output (return values, whether the
+# object still works, how the child ended) must be the same as natively, or
+# the difference must be listed in EXPECTED with its reason (docs/preload.md
+# explains each).
 #
 #   test_misuse.sh HWSYNC PRELOAD MISUSE EXPECTED
 #
@@ -33,26 +35,29 @@ if grep '^end: ' "$tmp/native.out" | grep -qv '^end: exit 0$'; then
   echo "FAIL: natively a sequence did not end with exit 0:"; cat "$tmp/native.out"; exit 1
 fi
 
-runs=0
+# configurations KIND:WAIT:RWLOCK; default rwlocks also with bravo once
+configs=
 for k in $kinds; do
-  for w in futex adaptive; do
-    out="$tmp/shim.$k.$w.out"
-    if ! env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" HWSYNC_WAIT="$w" "$prog" shim > "$out" \
-        2> "$tmp/shim.err"; then
-      echo "FAIL: kind $k, $w: the run failed"; cat "$tmp/shim.err"
-      echo "run-failed" > "$out"
-    elif [ -s "$tmp/shim.err" ]; then
-      echo "FAIL: kind $k, $w: the shim printed:"; cat "$tmp/shim.err"
-      echo "run-failed" > "$out"
-    fi
-    runs=$((runs + 1))
-  done
+  configs="$configs $k:futex:reader $k:adaptive:reader"
+done
+configs="$configs auto:adaptive:bravo"
+for c in $configs; do
+  IFS=: read -r k w r <<< "$c"
+  out="$tmp/shim.$c.out"
+  if ! env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" HWSYNC_WAIT="$w" HWSYNC_RWLOCK="$r" "$prog" shim \
+      > "$out" 2> "$tmp/shim.err"; then
+    echo "FAIL: $c: the run failed"; cat "$tmp/shim.err"
+    echo "run-failed" > "$out"
+  elif [ -s "$tmp/shim.err" ]; then
+    echo "FAIL: $c: the shim printed:"; cat "$tmp/shim.err"
+    echo "run-failed" > "$out"
+  fi
 done
 
-python3 - "$tmp" "$expected" $kinds <<'EOF'
+python3 - "$tmp" "$expected" $configs <<'EOF'
 import difflib, fnmatch, os, sys
 
-tmp, expected, kinds = sys.argv[1], sys.argv[2], sys.argv[3:]
+tmp, expected, configs = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 def blocks(path):
     out, name = {}, None
@@ -84,40 +89,40 @@ def explained(want, got, rs):
 
 native = blocks(os.path.join(tmp, "native.out"))
 fails = listed = 0
-for k in kinds:
-    for w in ("futex", "adaptive"):
-        path = os.path.join(tmp, f"shim.{k}.{w}.out")
-        if open(path).read().startswith("run-failed"):
-            fails += 1
+for c in configs:
+    k, w, rwl = c.split(":")
+    path = os.path.join(tmp, f"shim.{c}.out")
+    if open(path).read().startswith("run-failed"):
+        fails += 1
+        continue
+    shim = blocks(path)
+    for seq, want in native.items():
+        got = shim.get(seq)
+        if got == want:
             continue
-        shim = blocks(path)
-        for seq, want in native.items():
-            got = shim.get(seq)
-            if got == want:
-                continue
-            rs = [r for r in rules if fnmatch.fnmatchcase(k, r[0]) and
-                  fnmatch.fnmatchcase(w, r[1]) and fnmatch.fnmatchcase(seq, r[2])]
-            diff = list(difflib.unified_diff(want, got or ["(missing)"], "glibc", "shim",
-                                             n=0, lineterm=""))[2:]
-            if explained(want, got, rs):
-                for r in rs:
-                    r[6] += 1
-                listed += 1
-                print(f"listed: kind {k}, {w}: {seq}: " + ", ".join(d for d in diff[:4]
-                                                                    if d[:1] in "+-"))
-            else:
-                fails += 1
-                print(f"FAIL: kind {k}, {w}: {seq} differs from glibc (not as listed in "
-                      f"{os.path.basename(expected)}):")
-                for d in diff:
-                    print(f"    {d}")
+        rs = [r for r in rules if fnmatch.fnmatchcase(k, r[0]) and
+              fnmatch.fnmatchcase(w, r[1]) and fnmatch.fnmatchcase(seq, r[2])]
+        diff = list(difflib.unified_diff(want, got or ["(missing)"], "glibc", "shim",
+                                         n=0, lineterm=""))[2:]
+        if explained(want, got, rs):
+            for r in rs:
+                r[6] += 1
+            listed += 1
+            print(f"listed: {c}: {seq}: " + ", ".join(d for d in diff[:4]
+                                                       if d[:1] in "+-"))
+        else:
+            fails += 1
+            print(f"FAIL: {c}: {seq} differs from glibc (not as listed in "
+                  f"{os.path.basename(expected)}):")
+            for d in diff:
+                print(f"    {d}")
 for r in rules:
     what = f"{r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]}"
     if r[6]:
         print(f"listed difference seen {r[6]} times: {what}: {r[5]}")
     else:
         print(f"note: listed but not seen: {what}")
-print(f"{len(native)} sequences x {len(kinds) * 2} configurations: {listed} listed "
+print(f"{len(native)} sequences x {len(configs)} configurations: {listed} listed "
       f"differences, {fails} failures")
 sys.exit(1 if fails else 0)
 EOF
