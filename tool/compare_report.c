@@ -95,7 +95,10 @@ size_t cmp_append_quoted(char *buf, size_t len, size_t n, const char *arg)
 void cmp_run_line(const struct cmp *c, unsigned k, char *buf, size_t len)
 {
 	const struct cmp_config *g = &c->cfg[k];
-	size_t n = (size_t)snprintf(buf, len, g->native ? "" : "hwsync run --lock %s", g->lock);
+	size_t n = 0;
+	buf[0] = '\0';
+	if (!g->native)
+		n = (size_t)snprintf(buf, len, "hwsync run --lock %s", g->lock);
 	if (g->wait[0]) {
 		n += (size_t)snprintf(buf + n, len - n, " --wait");
 		n = cmp_append_quoted(buf, len, n, g->wait);
