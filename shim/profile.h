@@ -24,10 +24,10 @@
  * clock, and the release that follows it on the same thread reads it again.
  *
  * A family of the shim reports with these calls, each made only when
- * hws_cfg.profile is set (rwlocks: give the family a name in enum
- * hws_family and hws_family_name, call hws_prof_acquired for a read or write
- * acquisition that did not wait, hws_prof_wait_begin/_end around a wait,
- * hws_prof_released before an unlock, hws_prof_end at init and destroy):
+ * hws_cfg.profile is set (a new family: a name in enum hws_family and
+ * hws_family_name, then the calls as rwlock.c makes them: acquired for a
+ * read or write acquisition that did not wait, wait_begin/_end around a
+ * wait, released before an unlock, end at init and destroy):
  *   hws_prof_acquired(obj, fam)        an acquisition that did not wait
  *   t0 = hws_prof_wait_begin(obj, fam) the first attempt failed and the
  *                                      thread is about to wait; the object's

@@ -196,6 +196,8 @@ HWS_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockatt
 			pin_native(rw);
 		return rc;
 	}
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(rw);   /* a new life, even at an address used before */
 	memset(rw, 0, sizeof *rw);
 	/* relaxed: init is not concurrent with use; the core is zero. */
 	atomic_store_explicit(FLAGS(rw), kind == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP ?
@@ -212,6 +214,8 @@ HWS_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw)
 	/* As glibc: nothing to check.  Back to an initializer of its kind. */
 	flags_t f = atomic_load_explicit(FLAGS(rw), memory_order_relaxed) == TAG_WRITER ?
 			    GLIBC_WRITER_NR : 0;
+	if (unlikely(hws_cfg.profile))
+		hws_prof_end(rw);
 	memset(rw, 0, sizeof *rw);
 	atomic_store_explicit(FLAGS(rw), f, memory_order_relaxed);
 	return 0;
@@ -326,11 +330,14 @@ HWS_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock,
 	return hws_native.rwlock_clockwrlock(rw, clock, abs);
 }
 
-/* ---- HWSYNC_STATS and HWSYNC_TRACE ----
+/* ---- HWSYNC_STATS, HWSYNC_TRACE and HWSYNC_PROFILE ----
  * Read and write acquisitions count into this thread's block (families
  * pthread_rwlock read / write): ops, contended (the first try failed),
  * wait_ns, timeouts.  The trace draws a span for each contended wait, and
- * one for each write lock held (a thread holds few write locks at once). */
+ * one for each write lock held (a thread holds few write locks at once).
+ * The profile (profile.h) keeps one entry per rwlock, reads and writes
+ * together, and reads the clock only when a thread waits (stats and trace
+ * read it on every acquisition). */
 #define WHELD_MAX 8
 static _Thread_local struct {
 	const void *obj;
@@ -343,15 +350,22 @@ static int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
 	int write = op == WR || op == TRYWR;
 	unsigned fam = write ? HWS_FAM_RWLOCK_WR : HWS_FAM_RWLOCK_RD;
 	struct hws_thread_stats *ts = hws_cfg.stats ? hws_my_stats() : NULL;
-	uint64_t t0 = hws_now_ns(), t1 = t0;
+	uint64_t t0 = hws_cfg.instrument & HWS_INSTR_COUNT ? hws_now_ns() : 0, t1 = t0;
 	int rc = write ? core_trywr(rw, tag) : core_tryrd(rw, tag), waited = 0;
 
 	if (rc == EBUSY && (op == RD || op == WR)) {
 		waited = 1;
+		uint64_t p0 = hws_cfg.profile ? hws_prof_wait_begin(rw, fam) : 0;
+		if (!t0)
+			t0 = p0;
 		rc = write ? core_wr(rw, tag, dl) : core_rd(rw, tag, dl);
+		if (hws_cfg.profile)
+			hws_prof_wait_end(rw, fam, p0, rc, 0);
 		t1 = hws_now_ns();
 		if (hws_cfg.trace)
 			hws_trace_span(write ? "rwlock write wait" : "rwlock read wait", rw, t0, t1);
+	} else if (rc == 0 && hws_cfg.profile) {
+		hws_prof_acquired(rw, fam);
 	}
 	if (ts) {
 		if (rc == 0) {
@@ -373,6 +387,8 @@ static int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
 
 static int counted_unlock(pthread_rwlock_t *rw, unsigned tag)
 {
+	if (hws_cfg.profile)
+		hws_prof_released(rw);
 	for (unsigned i = nwheld; i-- > 0;)
 		if (wheld[i].obj == rw) {
 			hws_trace_span("rwlock write held", rw, wheld[i].since, hws_now_ns());

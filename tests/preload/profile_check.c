@@ -1,9 +1,9 @@
 /* A program whose hot spots are known, for the contention profile
  * (HWSYNC_PROFILE): one hot mutex among 1000 cold ones, a hot condition
  * variable beside a few cold ones, a hot named OpenMP critical section beside
- * a cold one, a semaphore, a spin lock, and a semaphore waited on by a
- * thread with the smallest stack glibc allows (the call-site unwinder must
- * fit in it).  It prints what the profile must find, one line a family:
+ * a cold one, a hot rwlock, a semaphore, a spin lock, and a semaphore waited
+ * on by a thread with the smallest stack glibc allows (the call-site
+ * unwinder must fit in it).  It prints what the profile must find, one line a family:
  *
  *   expect FAMILY ADDRESS FUNCTION ACQUISITIONS|min:N
  *   cold FAMILY FIRST STRIDE COUNT ACQUISITIONS
@@ -151,6 +151,29 @@ static void sem_and_spin(sem_t *s, pthread_spinlock_t *sp)
 	}
 }
 
+/* ---- a hot rwlock: readers, and writers that sleep now and then ---- */
+#define RW_ITERS 4000
+static pthread_rwlock_t hot_rw = PTHREAD_RWLOCK_INITIALIZER;
+static unsigned long rw_reads;
+
+__attribute__((noinline)) void *hot_rwlock_worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < RW_ITERS; i++) {
+		if (i % 8 == 0) {
+			pthread_rwlock_wrlock(&hot_rw);
+			counter++;
+			if (i % 400 == 0)
+				usleep(200);   /* everyone else waits */
+		} else {
+			pthread_rwlock_rdlock(&hot_rw);
+			__atomic_fetch_add(&rw_reads, 1, __ATOMIC_RELAXED);
+		}
+		pthread_rwlock_unlock(&hot_rw);
+	}
+	return NULL;
+}
+
 /* ---- mutexes that live and die: each ends with its count exact ---- */
 #define SHORT 50
 #define SHORT_ITERS 300   /* past the profile's in-place fold (256) */
@@ -231,6 +254,15 @@ int main(void)
 	small_stack();
 	sem_and_spin(&sem, &spin);
 	short_lived();
+	for (int i = 0; i < THREADS; i++)
+		if (pthread_create(&t[i], NULL, hot_rwlock_worker, NULL)) {
+			perror("pthread_create");
+			return 1;
+		}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	printf("expect pthread_rwlock %p hot_rwlock_worker %d\n", (void *)&hot_rw,
+	       THREADS * RW_ITERS);
 
 	printf("expect pthread_mutex %p hot_mutex_worker %d\n", (void *)&hot,
 	       THREADS * HOT_ITERS);
@@ -249,7 +281,7 @@ int main(void)
 	printf("expect omp_critical - hot_critical_body %d\n", THREADS * HOT_ITERS);
 #endif
 	return counter == (unsigned long)COLD * COLD_ITERS + THREADS * HOT_ITERS +
-			SPIN_OPS + SHORT * SHORT_ITERS
+			SPIN_OPS + SHORT * SHORT_ITERS + THREADS * (RW_ITERS / 8)
 #if HAVE_OPENMP
 		+ THREADS * HOT_ITERS + 20
 #endif
