@@ -3,6 +3,8 @@
 #   make demo     the main job: characterize this machine and write the report
 #   make test     build and run every test (ctest)
 #   make install  headers, libraries, CMake package and pkg-config file (PREFIX=/usr/local)
+#   make deb      Debian packages into build/deb (docs/packaging.md); make test-deb
+#                  also installs them into a Debian 12 chroot (ctest label deb)
 #   make ci       what .ci/run does: test + ThreadSanitizer + arm64 under qemu-user
 #   make test-kmod only the kmod tests (module build, qemu boot); also part of make test
 #   make test-kmod-bochs  only the Bochs test: the driver's MWAIT wakes on the
@@ -13,7 +15,7 @@ JOBS    ?= $(shell nproc)
 GEN     := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_FLAGS ?=
 
-.PHONY: all build configure demo test install ci test-tsan test-arm64 test-kmod test-kmod-bochs clean deps
+.PHONY: all build configure demo test install deb test-deb ci test-tsan test-arm64 test-kmod test-kmod-bochs clean deps
 
 all: build
 
@@ -47,6 +49,15 @@ test:
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb:
+	@scripts/deps.sh build
+	@scripts/deb.sh $(BUILD)/deb
+
+test-deb:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory build
+	cd $(BUILD) && ctest --output-on-failure -L '^deb$$'
 
 # ThreadSanitizer build of the unit and stress tests (clang).
 test-tsan:

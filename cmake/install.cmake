@@ -7,7 +7,7 @@ install(TARGETS hwsync hwsync_static EXPORT hwsyncTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS hwsync_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS hwsync_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS hwsync_preload LIBRARY DESTINATION ${HWS_PRELOAD_LIBDIR})
 install(EXPORT hwsyncTargets NAMESPACE hwsync:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hwsync)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/hwsyncConfig.cmake.in
   ${CMAKE_BINARY_DIR}/hwsyncConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hwsync)
