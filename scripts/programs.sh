@@ -5,7 +5,8 @@
 #
 #   scripts/programs.sh [PROGRAM...]
 #
-# PROGRAMs: pigz xz sysbench-threads sysbench-mutex memcached rocksdb numpy
+# PROGRAMs: pigz xz sysbench-threads sysbench-mutex sysbench-mutex-hot memcached rocksdb
+# numpy
 # (default: all).  Environment:
 #   HWS=build/hwsync   the hwsync executable
 #   OUT=DIR            where JSON, outputs and inputs go (default results/programs-DATE)
@@ -21,7 +22,7 @@ hws=${HWS:-$root/build/hwsync}
 out=${OUT:-results/programs-$(date -u +%Y%m%d-%H%M%S)}
 rounds=${ROUNDS:-6}
 budget=${BUDGET:-150}
-all=(pigz xz sysbench-threads sysbench-mutex memcached rocksdb numpy)
+all=(pigz xz sysbench-threads sysbench-mutex sysbench-mutex-hot memcached rocksdb numpy)
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || progs=("${all[@]}")
 for p in "${progs[@]}"; do
@@ -97,6 +98,10 @@ for p in "${progs[@]}"; do
       # 4 threads, each takes a random mutex of an array of 4096, 200000 times
       compare sysbench-mutex -- sysbench mutex --threads=4 --mutex-num=4096 \
         --mutex-locks=200000 --mutex-loops=2000 run ;;
+    sysbench-mutex-hot)
+      # the same with one mutex for all: the one contended program of the list
+      compare sysbench-mutex-hot -- sysbench mutex --threads=4 --mutex-num=1 \
+        --mutex-locks=5000000 --mutex-loops=50 run ;;
     memcached)
       port=$((20000 + $$ % 10000))
       compare memcached -- "$root/scripts/memcached_load.sh" "$port" --concurrency=4 \
