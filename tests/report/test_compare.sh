@@ -95,6 +95,16 @@ grep -q "^| pthread_mutex | 0x7ffd1000 | 1 | 120000 | 5400 | 4.5 | 81.000 | 2.10
   "$tmp/prof/report.md" || fail "profile table"
 "$py" -c 'import json,sys; f=json.load(open(sys.argv[1]))["figures"][0]; assert f["x"] == "call site" and "wait" in f["axes"][0]["xlabel"], f' \
   "$tmp/prof/figures.json" || fail "profile chart axes"
+# the test file follows the profile's schema (tests/preload/check_profile.py)
+"$py" "$data/../../preload/check_profile.py" "$data/profile.json" --schema-only || fail "profile.json schema"
+# and a real profile of a contended program under the shim
+pat=$(dirname "$hws")/hwsync-shim-patterns
+if [ -x "$pat" ] && [ -e "$(dirname "$hws")/libhwsync-preload.so" ]; then
+  "$hws" run --profile="$tmp/p.json" -- "$pat" mutex-contended 20000000 0 >/dev/null 2>&1 ||
+    fail "hwsync run --profile"
+  "$hws" report "$tmp/p.json" -o "$tmp/rprof" >/dev/null || fail "report of a real profile"
+  grep -q "^| pthread_mutex | 0x[0-9a-f]* | " "$tmp/rprof/report.md" || fail "real profile: no mutex row"
+fi
 # those are drawn alone
 if err=$("$hws" report "$data/a.json" "$data/compare.json" -o "$tmp/x" 2>&1); then fail "compare JSON compared"; fi
 [ "$err" = "hwsync report: '$data/compare.json': a hwsync-compare/1 file is drawn alone, not compared with other files" ] ||
