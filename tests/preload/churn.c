@@ -4,7 +4,7 @@
  * outside the object.  Objects live in a malloc'd batch that is freed whole,
  * so the native run needs only one batch of memory.
  *
- * usage: churn TYPE [COUNT]   TYPE: mutex mutex-static cond barrier sem spin
+ * usage: churn TYPE [COUNT]   TYPE: mutex mutex-static cond barrier sem spin rwlock
  *                                   omp-lock omp-nest (OpenMP build only) all
  * Prints one line per type with the number of calls that returned something
  * other than what POSIX/OpenMP specify; exit status 1 if any did. */
@@ -103,6 +103,23 @@ static void use_spin(void *p, long i)
 	CHECK(pthread_spin_unlock(l) == 0);
 }
 
+static void use_rwlock(void *p, long i)
+{
+	static const pthread_rwlock_t init = PTHREAD_RWLOCK_INITIALIZER;
+	static const pthread_rwlock_t winit = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	pthread_rwlock_t *rw = p;
+	if (i % 3 == 0)
+		CHECK(pthread_rwlock_init(rw, NULL) == 0);
+	else
+		memcpy(rw, i % 3 == 1 ? &init : &winit, sizeof init);
+	CHECK(pthread_rwlock_rdlock(rw) == 0);
+	CHECK(pthread_rwlock_trywrlock(rw) == EBUSY);
+	CHECK(pthread_rwlock_unlock(rw) == 0);
+	CHECK(pthread_rwlock_wrlock(rw) == 0);
+	CHECK(pthread_rwlock_tryrdlock(rw) == EBUSY);
+	CHECK(pthread_rwlock_unlock(rw) == 0);
+}
+
 #ifdef _OPENMP
 static void use_omp_lock(void *p, long i)
 {
@@ -141,6 +158,7 @@ static const struct {
 	{ "barrier", sizeof(pthread_barrier_t), use_barrier },
 	{ "sem", sizeof(sem_t), use_sem },
 	{ "spin", sizeof(pthread_spinlock_t), use_spin },
+	{ "rwlock", sizeof(pthread_rwlock_t), use_rwlock },
 #ifdef _OPENMP
 	{ "omp-lock", sizeof(omp_lock_t), use_omp_lock },
 	{ "omp-nest", sizeof(omp_nest_lock_t), use_omp_nest },

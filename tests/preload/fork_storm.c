@@ -2,7 +2,8 @@
  *
  * Two workers loop on shared objects: each takes a chain of nested mutexes
  * (enough of them that queue locks go through their node pool), signals a
- * condvar, posts and takes a semaphore, takes a spin lock (and OpenMP locks
+ * condvar, posts and takes a semaphore, takes a spin lock, reads and writes
+ * a default and a writer-preferring rwlock (and OpenMP locks
  * in an OpenMP build).  Meanwhile the main thread forks FORKS times; every
  * child creates and uses NEW objects of each type under a 5 s alarm and
  * _exit(0)s.  Whatever the workers held at the moment of the fork (including
@@ -37,6 +38,8 @@ static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static sem_t sem;
 static pthread_spinlock_t spin;
+static pthread_rwlock_t rwd = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rww = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 #ifdef _OPENMP
 static omp_lock_t olock;
 static omp_nest_lock_t onest;
@@ -60,6 +63,12 @@ static void *worker(void *arg)
 		sem_wait(&sem);
 		pthread_spin_lock(&spin);
 		pthread_spin_unlock(&spin);
+		pthread_rwlock_rdlock(&rwd);
+		pthread_rwlock_rdlock(&rww);
+		pthread_rwlock_unlock(&rww);
+		pthread_rwlock_unlock(&rwd);
+		pthread_rwlock_wrlock((*n & 1) ? &rwd : &rww);
+		pthread_rwlock_unlock((*n & 1) ? &rwd : &rww);
 #ifdef _OPENMP
 		omp_set_lock(&olock);
 		omp_unset_lock(&olock);
@@ -109,6 +118,26 @@ static int child_work(void)
 	bad += pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE) != 0;
 	bad += pthread_spin_lock(&s) != 0;
 	bad += pthread_spin_unlock(&s) != 0;
+	pthread_rwlock_t r1, r2 = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	bad += pthread_rwlock_init(&r1, NULL) != 0;
+	for (int i = 0; i < 3; i++) {
+		bad += pthread_rwlock_rdlock(&r1) != 0;
+		bad += pthread_rwlock_rdlock(&r1) != 0;
+		bad += pthread_rwlock_trywrlock(&r1) != EBUSY;
+		bad += pthread_rwlock_unlock(&r1) != 0;
+		bad += pthread_rwlock_unlock(&r1) != 0;
+		bad += pthread_rwlock_wrlock(&r1) != 0;
+		bad += pthread_rwlock_unlock(&r1) != 0;
+		bad += pthread_rwlock_wrlock(&r2) != 0;
+		bad += pthread_rwlock_rdlock(&r2) != EDEADLK;
+		bad += pthread_rwlock_unlock(&r2) != 0;
+		bad += pthread_rwlock_rdlock(&r2) != 0;
+		bad += pthread_rwlock_unlock(&r2) != 0;
+	}
+	/* the parent's rwlocks too: whatever a worker held at the fork is
+	 * gone with it, so only a try, which must not hang */
+	if (pthread_rwlock_tryrdlock(&rwd) == 0)
+		pthread_rwlock_unlock(&rwd);
 #ifdef _OPENMP
 	omp_lock_t ol;
 	omp_nest_lock_t on;

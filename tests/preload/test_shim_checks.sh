@@ -73,8 +73,11 @@ churn() {
     local native_kib
     read -r native_kib _ < "$tmp/rss"
     limit=$((2 * native_kib + 10240))
-    for k in $kinds; do
-      timeout 120 "$peak" "$tmp/rss" env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" "$prog" "$t" \
+    # rwlocks: every rwlock algorithm instead of every lock kind
+    local ks=$kinds var=HWSYNC_LOCK
+    [ "$t" = rwlock ] && ks="reader writer bravo" var=HWSYNC_RWLOCK
+    for k in $ks; do
+      timeout 120 "$peak" "$tmp/rss" env LD_PRELOAD="$lib" "$var=$k" "$prog" "$t" \
         > "$tmp/shim.out" 2>&1
       local rc=$? kib=0
       [ -s "$tmp/rss" ] && read -r kib _ < "$tmp/rss"
@@ -95,12 +98,15 @@ churn() {
 
 # ---- fork: no child lost ----
 forks() {
-  local prog=$1 n=${2:-300} k rc
+  local prog=$1 n=${2:-300} k rc rw=reader
   for k in native $kinds; do
     if [ "$k" = native ]; then
       timeout 180 "$prog" "$n" > "$tmp/fork.out" 2>&1; rc=$?
     else
-      timeout 180 env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" "$prog" "$n" > "$tmp/fork.out" 2>&1; rc=$?
+      # the rwlocks alternate between the reader core and BRAVO's slot table
+      timeout 180 env LD_PRELOAD="$lib" HWSYNC_LOCK="$k" HWSYNC_RWLOCK="$rw" "$prog" "$n" \
+        > "$tmp/fork.out" 2>&1; rc=$?
+      [ "$rw" = reader ] && rw=bravo || rw=reader
     fi
     if [ $rc -eq 0 ]; then
       pass "kind $k: $(tail -n 1 "$tmp/fork.out")"
