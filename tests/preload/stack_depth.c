@@ -220,29 +220,6 @@ static void h_hold_spin(void)
 	pthread_spin_unlock(&sl);
 }
 
-static pthread_rwlock_t rw0 = PTHREAD_RWLOCK_INITIALIZER, rw1;
-static void h_hold_rw_write(void)
-{
-	pthread_rwlock_wrlock(&rw0);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	pthread_rwlock_unlock(&rw0);
-}
-static void h_hold_rw_read(void)
-{
-	pthread_rwlock_rdlock(&rw0);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	pthread_rwlock_unlock(&rw0);
-}
-static void h_hold_rw_read_long(void)
-{
-	pthread_rwlock_rdlock(&rw0);
-	atomic_store(&hflag, 1);
-	await(&dflag);
-	pthread_rwlock_unlock(&rw0);
-}
-
 /* prep/post steps on the small stack, not measured */
 static void p_await(void)
 {
@@ -298,35 +275,7 @@ static void p_release_helper(void)
 	atomic_store(&dflag, 1);
 }
 
-static void p_unlock_rw0(void)
-{
-	pthread_rwlock_unlock(&rw0);
-}
-
 /* measured calls */
-static void c_rw_rdlock(void)
-{
-	rc = pthread_rwlock_rdlock(&rw0);
-}
-static void c_rw_wrlock(void)
-{
-	rc = pthread_rwlock_wrlock(&rw0);
-}
-static void c_rw_timedwr_expires(void)
-{
-	struct timespec t = in(CLOCK_REALTIME, 10);
-	rc = pthread_rwlock_timedwrlock(&rw0, &t);
-}
-static void c_rw_init_use_destroy(void)
-{
-	rc = pthread_rwlock_init(&rw1, NULL);
-	rc |= pthread_rwlock_rdlock(&rw1);
-	rc |= pthread_rwlock_unlock(&rw1);
-	rc |= pthread_rwlock_wrlock(&rw1);
-	rc |= pthread_rwlock_rdlock(&rw1) != EDEADLK;
-	rc |= pthread_rwlock_unlock(&rw1);
-	rc |= pthread_rwlock_destroy(&rw1);
-}
 static void c_mutex_first(void)
 {
 	rc = pthread_mutex_lock(&m0);
@@ -771,13 +720,6 @@ static const struct op ops[] = {
 	{ "barrier wait, first to arrive", h_barrier_b0_late, p_go, c_barrier_wait, NULL, 0 },
 	{ "barrier wait, last to arrive", h_barrier_b0, p_await_sleep, c_barrier_wait, NULL, 0 },
 	{ "barrier wait alone+destroy", NULL, NULL, c_barrier_alone, NULL, 0 },
-	{ "rwlock init, use, destroy", NULL, NULL, c_rw_init_use_destroy, NULL, 0 },
-	{ "rwlock rdlock, a writer holds it", h_hold_rw_write, p_await, c_rw_rdlock, p_unlock_rw0,
-	  0 },
-	{ "rwlock wrlock, a reader holds it", h_hold_rw_read, p_await, c_rw_wrlock, p_unlock_rw0,
-	  0 },
-	{ "rwlock timedwrlock, times out", h_hold_rw_read_long, p_await, c_rw_timedwr_expires,
-	  p_release_helper, ETIMEDOUT },
 	{ "spin init", NULL, NULL, c_spin_init, NULL, 0 },
 	{ "spin lock, contended", h_hold_spin, p_await, c_spin_lock, NULL, 0 },
 	{ "spin unlock", NULL, NULL, c_spin_unlock, NULL, 0 },
