@@ -103,21 +103,22 @@ compare() {
 # drops HWSYNC_STATS from its environment once the shim has read it, so the
 # interpreters that the tests start (and whose stderr some tests compare with
 # b'') run under the shim without printing a summary.
-cpython() {
-  local py=/usr/bin/python3.11 cfg rc limit=150
-  [ -x $py ] || skip "$py not found (Debian package python3.11)"
-  $py -c 'import test.test_threading' 2>/dev/null ||
-    skip "$py has no test.test_threading (Debian package libpython3.11-testsuite)"
-  local driver='import os, runpy
+#
+# A few of these tests lean on timing (Event.test_set_and_clear expects five
+# threads to be waiting 250 ms after they started), which a machine with a
+# load of 90 on 2 CPUs does not give.  So a test case whose outcome differs
+# is run again alone, RERUNS times natively and RERUNS times under the same
+# configuration: the difference stands if a rerun under the shim ends in an
+# outcome that no native run had; otherwise it is printed as not reproduced.
+# A hang, a crash of the interpreter or a missing test case stands at once.
+py=/usr/bin/python3.11
+py_driver='import os, runpy
 os.environ.pop("HWSYNC_STATS", None)
 runpy.run_module("test", run_name="__main__", alter_sys=True)'
-  for cfg in native $configs; do
-    (cd "$tmp" && run_one "$cfg" $limit "$tmp/py.$cfg.out" $py -c "$driver" \
-       --timeout 90 --junit-xml "$tmp/py.$cfg.xml" \
-       test_threading test_thread test_queue test_threading_local); rc=$?
-    {
-      ended $rc $limit
-      $py - "$tmp/py.$cfg.xml" <<'PY'
+
+# py_results XML: "N test cases", then "ID: ok|failure|error|skipped" sorted.
+py_results() {
+  $py - "$1" <<'PY'
 import sys, xml.etree.ElementTree as ET
 try:
     root = ET.parse(sys.argv[1]).getroot()
@@ -130,15 +131,75 @@ for tc in root.iter("testcase"):
 print(f"{len(out)} test cases")
 print("\n".join(sorted(out)))
 PY
-    } > "$tmp/py.$cfg.res"
+}
+
+# py_rerun CFG ID N: the outcomes of test case ID in N runs of it alone.
+py_rerun() {
+  local cfg=$1 id=$2 n=$3 i mod=${2#test.}
+  mod=${mod%%.*}
+  for i in $(seq "$n"); do
+    (cd "$tmp" && run_one "$cfg" 120 "$tmp/rerun.out" $py -c "$py_driver" --timeout 90 \
+       --junit-xml "$tmp/rerun.xml" "$mod" -m "$id")
+    py_results "$tmp/rerun.xml" | awk -v id="$id" 'index($0, id ": ") == 1 { print $2; f = 1 }
+      END { if (!f) print "missing" }'
+    rm -f "$tmp/rerun.xml"
+  done
+}
+
+# py_outcome ID CFG: the outcome of test case ID in the main run under CFG.
+py_outcome() {
+  awk -v id="$1" 'index($0, id ": ") == 1 { print $2 }' "$tmp/py.$2.res"
+}
+
+# py_confirm CFG: 0 when a difference from native stands after reruns (or
+# cannot be rerun), 1 when none does (each printed as a note).
+py_confirm() {
+  local cfg=$1 id nat shim reruns=3 confirmed=0 ids
+  # only test cases that ran both times with another outcome can be rerun
+  grep -qx "exit status [0-3]" "$tmp/py.$cfg.res" && [ "$(sed -n 2p "$tmp/py.$cfg.res")" = \
+    "$(sed -n 2p "$tmp/py.native.res")" ] || return 0
+  ids=$(diff <(sed 1,2d "$tmp/py.native.res") <(sed 1,2d "$tmp/py.$cfg.res") |
+        sed -n 's/^> \(test\.[^ ]*\): .*/\1/p')
+  [ -n "$ids" ] && [ "$(echo "$ids" | wc -l)" -le 5 ] || return 0
+  for id in $ids; do
+    nat="$(py_outcome "$id" native) $(py_rerun native "$id" $reruns)"
+    shim=$(py_rerun "$cfg" "$id" $reruns)
+    if echo $shim | tr ' ' '\n' | grep -qvxF -f <(echo $nat | tr ' ' '\n'); then
+      echo "  $id under $cfg: reruns $(echo $shim), natively $(echo $nat): the difference stands" >&2
+      confirmed=1
+    else
+      echo "note: cpython: $id differed under $cfg ($(py_outcome "$id" "$cfg")), not reproduced:" \
+        "reruns under $cfg $(echo $shim), natively $(echo $nat)"
+      py_flakes=$((py_flakes + 1))
+    fi
+  done
+  return $((1 - confirmed))
+}
+
+cpython() {
+  local cfg rc limit=150 py_flakes
+  [ -x $py ] || skip "$py not found (Debian package python3.11)"
+  $py -c 'import test.test_threading' 2>/dev/null ||
+    skip "$py has no test.test_threading (Debian package libpython3.11-testsuite)"
+  for cfg in native $configs; do
+    (cd "$tmp" && run_one "$cfg" $limit "$tmp/py.$cfg.out" $py -c "$py_driver" \
+       --timeout 90 --junit-xml "$tmp/py.$cfg.xml" \
+       test_threading test_thread test_queue test_threading_local); rc=$?
+    { ended $rc $limit; py_results "$tmp/py.$cfg.xml"; } > "$tmp/py.$cfg.res"
     [ $cfg = native ] && {
       echo "native: $(head -2 "$tmp/py.native.res" | tr '\n' ' ')$(grep -c ': ok$' "$tmp/py.native.res") ok"
       continue
     }
-    compare py $cfg || continue
+    py_flakes=0
+    if ! diff -q "$tmp/py.native.res" "$tmp/py.$cfg.res" > /dev/null && ! py_confirm "$cfg"; then
+      :   # every difference was a timing flake, printed as a note
+    elif ! compare py $cfg; then
+      continue
+    fi
     local r; r=$(reached "$tmp/py.$cfg.out" pthread_mutex:acquisitions sem:waits pthread_cond:waits) ||
       { fail "$cfg: the shim's stats show no use of a family: $r"; continue; }
-    pass "under $cfg: the same result for every test case as native; shim: $r"
+    [ $py_flakes = 0 ] && pass "under $cfg: the same result for every test case as native; shim: $r" ||
+      pass "under $cfg: the same result as native but for $py_flakes not reproduced; shim: $r"
   done
 }
 
