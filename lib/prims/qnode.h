@@ -149,13 +149,16 @@ static inline int hws_qw_release(_Atomic uint64_t *word, uint32_t *node)
 					hws_qnode_put(h);
 				return 0;
 			}
-		} else if (atomic_compare_exchange_weak_explicit(word, &v, v & 0xffffffffu,
+		} else {
+			/* relaxed: the claim (holder half to 0) orders nothing;
+			 * the kind's grant, a release store to a node, publishes
+			 * the critical section to the successor. */
+			if (atomic_compare_exchange_weak_explicit(word, &v, v & 0xffffffffu,
 								  memory_order_relaxed,
 								  memory_order_relaxed)) {
-			/* relaxed: the claim orders nothing; the kind's grant
-			 * (a release store to a node) publishes the section. */
-			*node = h;
-			return 1;
+				*node = h;
+				return 1;
+			}
 		}
 	}
 }
