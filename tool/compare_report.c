@@ -182,6 +182,25 @@ static void verdict(const struct cmp *c, char *buf, size_t len, unsigned *bestp,
 		 s.hi < 1 ? "faster beyond noise" : "not faster beyond noise", c->done);
 }
 
+/* The configurations whose CPU time differs from the reference's beyond
+ * noise (the interval of the paired ratio excludes 1), into buf ("" if none).
+ * On a busy machine wall time mostly says how long a program waited for a CPU;
+ * the CPU it used is steadier and often the only difference that shows. */
+static void cpu_note(const struct cmp *c, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (unsigned k = 0; k < c->ncfg && n < len; k++) {
+		struct stat_ s;
+		if (k == c->ref)
+			continue;
+		stat_of(c, k, M_CPU, true, &s);
+		if (s.n && (s.lo > 1 || s.hi < 1))
+			n += (size_t)snprintf(buf + n, len - n, "%s %s %.3fx [%.3f, %.3f]",
+					      n ? "," : "", c->cfg[k].name, s.median, s.lo, s.hi);
+	}
+}
+
 void cmp_print_report(const struct cmp *c)
 {
 	char w[48], cp[48], rs[48], line[4096];
@@ -229,6 +248,9 @@ void cmp_print_report(const struct cmp *c)
 	printf("%s\n", line);
 	cmp_run_line(c, best, line, sizeof line);
 	printf("  %s\n", line);
+	cpu_note(c, line, sizeof line);
+	if (line[0])
+		printf("CPU time differs from %s's beyond noise:%s\n", c->cfg[c->ref].name, line);
 }
 
 static void json_stat(struct json *j, const char *key, const struct stat_ *s)
