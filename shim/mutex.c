@@ -239,13 +239,12 @@ int hws_shim_mutex_unlock_any(pthread_mutex_t *m)
  * through process_vm_readv so that memory the program has unmapped since
  * is an error rather than a fault; -1 unless the words still hold a shim
  * mutex. */
-long long hws_prof_place_read(uintptr_t obj, unsigned fam)
+long long hws_prof_mutex_place_read(uintptr_t obj)
 {
 	unsigned char buf[sizeof(pthread_mutex_t)];
 	struct iovec local = { buf, sizeof buf }, remote = { (void *)obj, sizeof buf };
 	int kind;
 	uint64_t count;
-	(void)fam;
 	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof buf)
 		return -1;
 	memcpy(&kind, buf + __builtin_offsetof(pthread_mutex_t, __data.__kind), sizeof kind);

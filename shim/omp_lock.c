@@ -179,12 +179,17 @@ HWS_EXPORT int omp_test_nest_lock(void *l)
 }
 
 /* ---- critical sections ---- */
-static struct hws_words8 crit HWS_ALIGNED_LINE;
+/* The unnamed one is the shim's own: the profile counts in place beside it
+ * (profile.h), on the same line. */
+static struct {
+	struct hws_words8 w;
+	struct hws_prof_place place;
+} crit HWS_ALIGNED_LINE;
 
 HWS_EXPORT void GOMP_critical_start(void)
 {
 	if (likely(hws_shim_on()))
-		hws_shim_acquire8(&crit, HWS_FAM_OMP_CRITICAL, &crit, NULL);
+		hws_shim_acquire8(&crit.w, HWS_FAM_OMP_CRITICAL, &crit, &crit.place);
 	else
 		n_crit_start()();
 }
@@ -192,7 +197,7 @@ HWS_EXPORT void GOMP_critical_start(void)
 HWS_EXPORT void GOMP_critical_end(void)
 {
 	if (likely(hws_shim_on()))
-		hws_shim_release8(&crit, HWS_FAM_OMP_CRITICAL, &crit, NULL);
+		hws_shim_release8(&crit.w, HWS_FAM_OMP_CRITICAL, &crit, &crit.place);
 	else
 		n_crit_end()();
 }
@@ -213,4 +218,15 @@ HWS_EXPORT void GOMP_critical_name_end(void **pptr)
 		hws_shim_release8((struct hws_words8 *)pptr, HWS_FAM_OMP_CRITICAL, pptr, NULL);
 	else
 		n_crit_name_end()(pptr);
+}
+
+/* The profile at exit: the unnamed critical section's in-place count; -2
+ * for any other address (a named critical section has no room: its thread
+ * caches counted it). */
+long long hws_prof_crit_place_read(uintptr_t obj)
+{
+	if (obj != (uintptr_t)&crit)
+		return -2;
+	/* relaxed: a snapshot at exit. */
+	return (long long)atomic_load_explicit(&crit.place.count, memory_order_relaxed);
 }

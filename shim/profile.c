@@ -691,13 +691,16 @@ void hws_prof_report(void)
 	for (size_t i = 0; i < nslots; i++) {
 		uintptr_t k = atomic_load_explicit(&slots[i].key, memory_order_acquire);
 		n += k != 0 && k != CLAIMED;
-		if (k & LIVE && k != CLAIMED && slots[i].fam == HWS_FAM_MUTEX) {
+		if (k & LIVE && k != CLAIMED && (slots[i].fam == HWS_FAM_MUTEX ||
+						  slots[i].fam == HWS_FAM_OMP_CRITICAL)) {
 			/* what the object counted since its last fold */
-			long long c = hws_prof_place_read(k & ~LIVE, slots[i].fam);
+			long long c = slots[i].fam == HWS_FAM_MUTEX ?
+				hws_prof_mutex_place_read(k & ~LIVE) :
+				hws_prof_crit_place_read(k & ~LIVE);
 			if (c > 1 && c <= HWS_PROF_FOLD + 1)
 				atomic_fetch_add_explicit(&slots[i].acq, (uint64_t)c - 1,
 							  memory_order_relaxed);
-			else if (c != 0 && c != 1)
+			else if (c == -1 || c > HWS_PROF_FOLD + 1)
 				atomic_fetch_add_explicit(&place_unread, 1, memory_order_relaxed);
 		}
 	}

@@ -120,9 +120,10 @@ void hws_prof_place_slow(const void *obj, unsigned fam, struct hws_prof_place *p
 void hws_prof_place_hold_end(const void *obj, struct hws_prof_place *p);
 /* The object ends: its in-place count goes to its entry first. */
 void hws_prof_end_place(const void *obj, struct hws_prof_place *p);
-/* At exit: the in-place count of a live object at obj, or -1 when its memory
- * no longer holds one (profile.c asks the shim family, mutex.c). */
-long long hws_prof_place_read(uintptr_t obj, unsigned fam);
+/* At exit: the in-place count of a live object at obj, -1 when its memory
+ * no longer holds one, -2 when it has no place (mutex.c, omp_lock.c). */
+long long hws_prof_mutex_place_read(uintptr_t obj);
+long long hws_prof_crit_place_read(uintptr_t obj);
 
 static inline void hws_prof_place_count(const void *obj, unsigned fam, struct hws_prof_place *p)
 {

@@ -15,6 +15,8 @@ profile_check.c, one line per fact:
     ended FAMILY FIRST STRIDE COUNT N          the same for objects destroyed before
         exit: one ended entry each (the address may have had other lives)
     count FAMILY ADDRESS N                      acquired exactly N times
+    countany FAMILY N                           some object of FAMILY acquired exactly
+        N times (one the program cannot name, such as libgomp's unnamed critical)
 
 STDERR is what the program wrote on stderr: the table at exit must name
 every expected object with its function.  Prints one line per failure;
@@ -183,6 +185,11 @@ def main():
                                       f", expected one entry with {n} acquisitions")
             if not bad:
                 print(f"ok: {fam}: {count} {w[0]} objects, {n} acquisitions each")
+        elif w[0] == "countany":
+            if any(o["family"] == fam and o["acquisitions"] == int(w[2]) for o in objs):
+                print(f"ok: {fam}: an object with {w[2]} acquisitions")
+            else:
+                errors.append(f"{fam}: no object with exactly {w[2]} acquisitions")
         elif w[0] == "count":
             got = by_addr.get((fam, int(w[2], 16)), [])
             if len(got) != 1 or got[0]["acquisitions"] != int(w[3]):
