@@ -11,11 +11,12 @@ case "$what" in
   # python3-matplotlib: `hwsync report` (tools/report); chromium: the report's
   # browser test; the deb tools: `make deb`, lintian and the chroot install test;
   # Open MPI: the shim under MPI ranks (tests/mpi); the clients label: CPython's
-  # thread tests (run with python3.11), stress-ng, sysbench (tests/clients)
+  # thread tests (run with python3.11), stress-ng, sysbench, GLib's installed
+  # tests (the GRWLock test, tests/clients)
   test)  pkgs+=(libck-dev libgomp1 python3 python3-venv python3-matplotlib chromium
                 xz-utils zstd strace binutils dpkg-dev fakeroot lintian debootstrap
                 openmpi-bin libopenmpi-dev
-                python3.11 libpython3.11-testsuite stress-ng sysbench) ;;
+                python3.11 libpython3.11-testsuite stress-ng sysbench libglib2.0-tests) ;;
   demo)  pkgs+=(libck-dev libgomp1 python3 python3-matplotlib) ;;
   deb)   pkgs+=(dpkg-dev fakeroot lintian) ;;
   tsan)  pkgs+=(clang libclang-rt-dev) ;;   # libclang-rt-dev: the TSan runtime (a Recommends)

@@ -2,7 +2,7 @@
 # Third-party programs from Debian packages, natively and under the shim
 # (ctest label "clients").  One CLIENT per ctest test:
 #
-#   run_clients.sh cpython|stress-ng|sysbench HWSYNC PRELOAD
+#   run_clients.sh cpython|stress-ng|sysbench|glib HWSYNC PRELOAD
 #
 # Each client runs natively, then under the shim with HWSYNC_STATS=1: in the
 # default configuration (LD_PRELOAD) and with `hwsync run --lock` ticket and
@@ -16,7 +16,7 @@
 # when one failed, 77 when the client is not installed (scripts/deps.sh test
 # installs it).
 set -uo pipefail
-[ $# -eq 3 ] || { echo "usage: $0 cpython|stress-ng|sysbench HWSYNC PRELOAD" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: $0 cpython|stress-ng|sysbench|glib HWSYNC PRELOAD" >&2; exit 2; }
 client=$1 hwsync=$(realpath "$2") lib=$(realpath "$3")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -274,12 +274,41 @@ sysbench_() {
   done
 }
 
+# ---- GLib's GRWLock test (libglib2.0-tests) ----
+# GRWLock is a pthread_rwlock_t that GLib allocates and initialises with
+# pthread_rwlock_init.  The rwlock kinds, not the lock kinds, are what this
+# client exercises: the default configuration (reader-preferring rwlocks) and
+# `hwsync run --rwlock bravo`.  Result: exit status and the TAP line of every
+# test case; the shim must have taken read and write locks.
+glib() {
+  local bin=/usr/libexec/installed-tests/glib/rwlock cfg rc limit=300
+  [ -x $bin ] || skip "$bin not found (Debian package libglib2.0-tests)"
+  for cfg in native default bravo; do
+    case $cfg in
+      bravo) timeout -k 10 $limit "$hwsync" run --rwlock bravo --stats -- $bin --tap \
+               > "$tmp/glib.$cfg.out" 2>&1 ;;
+      *) run_one $cfg $limit "$tmp/glib.$cfg.out" $bin --tap ;;
+    esac
+    rc=$?
+    {
+      ended $rc $limit
+      grep -E '^(not )?ok [0-9]+ ' "$tmp/glib.$cfg.out" | sort
+    } > "$tmp/glib.$cfg.res"
+    [ $cfg = native ] && { echo "native: $(tr '\n' ' ' < "$tmp/glib.native.res")"; continue; }
+    compare glib $cfg || continue
+    local r; r=$(reached "$tmp/glib.$cfg.out" pthread_rwlock:read pthread_rwlock:write) ||
+      { fail "$cfg: the shim's stats show no rwlock use: $r"; continue; }
+    pass "under $cfg: the same result as native; shim: $r"
+  done
+}
+
 echo "configurations: native, then $configs (HWS_CLIENTS_ALL_KINDS=1: every lock kind)"
 case $client in
   cpython) cpython ;;
   stress-ng) stress_ng ;;
   sysbench) sysbench_ ;;
-  *) echo "$0: unknown client '$client' (cpython, stress-ng, sysbench)" >&2; exit 2 ;;
+  glib) glib ;;
+  *) echo "$0: unknown client '$client' (cpython, stress-ng, sysbench, glib)" >&2; exit 2 ;;
 esac
 [ $fails -eq 0 ] && echo "$client: all passed" || echo "$client: $fails failed"
 [ $fails -eq 0 ]
