@@ -113,6 +113,32 @@ static unsigned max_spinners(void)
 	return n < 31 ? n : 31;
 }
 
+/* Spinning waiters of all auto locks of the process.  The limit of
+ * max_spinners() holds for the process, not only for each lock: with many
+ * contended locks (eight mutexes, each with its spinner) per-lock limits
+ * would let more threads spin than there are CPUs, and a CPU that runs a
+ * spinner, even one that yields, is not idle, so the scheduler does not
+ * move a runnable holder queued elsewhere onto it ([MALTHUS]'s concurrency
+ * restriction, applied to the process).  The counter is touched only when a
+ * spin starts and ends, after the first look. */
+static _Atomic uint32_t spinners_now;
+
+static bool spinner_enter(void)
+{
+	/* relaxed: a count that only limits how many spin; it orders nothing. */
+	if (atomic_fetch_add_explicit(&spinners_now, 1, memory_order_relaxed) < max_spinners())
+		return true;
+	/* relaxed: as above. */
+	atomic_fetch_sub_explicit(&spinners_now, 1, memory_order_relaxed);
+	return false;
+}
+
+static void spinner_leave(void)
+{
+	/* relaxed: as in spinner_enter. */
+	atomic_fetch_sub_explicit(&spinners_now, 1, memory_order_relaxed);
+}
+
 static bool can_take(uint32_t v, bool claimant)
 {
 	return !(v & HWS_AUTO_LOCKED) && (claimant || !(v & HWS_AUTO_STARVING));
@@ -310,9 +336,14 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 	/* relaxed: the word is re-read with acquire before it is relied on. */
 	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
 
+	if (!forced && !spinner_enter())
+		return -1;
 	do {
-		if ((v & HWS_AUTO_SPIN_MASK) / HWS_AUTO_SPIN_ONE >= (forced ? 31 : max_spinners()))
+		if ((v & HWS_AUTO_SPIN_MASK) / HWS_AUTO_SPIN_ONE >= (forced ? 31 : max_spinners())) {
+			if (!forced)
+				spinner_leave();
 			return -1;
+		}
 		/* relaxed: the spinner count orders nothing; it only limits how
 		 * many waiters spin. */
 	} while (!atomic_compare_exchange_weak_explicit(s, &v, v + HWS_AUTO_SPIN_ONE,
@@ -320,7 +351,13 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 
 	uint64_t t0 = hws_now_ns(), now = t0, polls = 0, blocked_since = 0;
 	uint32_t delay = gentle ? BACKOFF_MAX : 1, gen = v / HWS_AUTO_GEN_ONE;
-	bool yielding = forced || crowded(me);
+	/* A spin past the lock's budget (staying awake up to the fairness
+	 * bound, or a claimant waiting for its hand-off) waits for a hold far
+	 * longer than this lock's usual ones: its holder may well be off its
+	 * CPU (preempted, or yielding with the lock held), so such a spinner
+	 * yields between polls, which costs a system call when nothing else
+	 * wants the CPU and gives it to the holder when it does. */
+	bool yielding = forced || crowded(me) || gentle;
 	for (;;) {
 		/* relaxed: a poll; take() re-checks with an acquire CAS. */
 		v = atomic_load_explicit(s, memory_order_relaxed);
@@ -333,6 +370,8 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 		} else if (can_take(v, me->claimant)) {
 			if (take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
+				if (!forced)
+					spinner_leave();
 				return 1;
 			}
 			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
@@ -359,6 +398,8 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 				blocked_since = now;
 			else if (now - blocked_since >= budget && take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
+				if (!forced)
+					spinner_leave();
 				return 1;
 			}
 		} else {
@@ -371,6 +412,7 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 				 * it as long as a spin budget */
 				hws_adaptive_budget(&cap, &pause);
 				budget = now - t0 + cap;
+				yielding = true;
 				/* tests: the claim stays until the hand-off, however
 				 * late the holder sees it */
 				if (mode() == HWS_AUTO_FORCE_HANDOFF)
@@ -387,6 +429,8 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 		withdraw(me);
 	/* relaxed: as for the increment. */
 	atomic_fetch_sub_explicit(s, HWS_AUTO_SPIN_ONE, memory_order_relaxed);
+	if (!forced)
+		spinner_leave();
 	return 0;
 }
 
