@@ -19,6 +19,10 @@ EXPECT = {
     "barrier-pair": ("dots", None, "twakeup"),
     "interference": ("bars", "kernel", "slowdown"),
     "shim": ("bars", None, "shim / native"),
+    "rwlocks": ("lines", "threads", "throughput"),
+    "barriers": ("dots", None, "overhead"),
+    "uncontended": ("dots", None, "pair"),
+    "spr": ("dots", None, "speedup"),
 }
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -43,4 +43,13 @@ for b in bad:
     print(b, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
+# the report draws every experiment of the suite: figures with the expected
+# axes, read back from what the plotting code recorded (figures.json)
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+	HWS_PYTHON=/usr/bin/python3 "$HWSYNC" report "$T/r.json" -o "$T/rep" >/dev/null || fail "report of the suite"
+	/usr/bin/python3 "$(dirname "$0")/check_report_figures.py" "$T/r.json" "$T/rep" >"$T/figs" ||
+		{ cat "$T/figs" >&2; fail "the suite's figures"; }
+else
+	echo "note: no python3-matplotlib: the suite's report was not drawn"
+fi
 exit 0

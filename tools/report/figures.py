@@ -57,6 +57,10 @@ SPECS = {
     "uncontended": dict(metrics=["pair"], xs=[], fig="the uncontended acquire+release table",
                         read="One dot per lock: one acquire plus release with no other "
                              "thread; further left is cheaper."),
+    "rwlocks": dict(metrics=["throughput"], xs=["threads", "read_pct"], fig="[BRAVO] Sec. 5",
+                    read="One line per reader-writer lock: operations per second (higher is "
+                         "better) against the number of threads, one figure per share of reads "
+                         "and critical-section size; dashed red lines are the peers."),
     "barriers": dict(metrics=["overhead"], xs=["threads"], fig="[AKKAN13] Figs. 5-6",
                      read="Barrier overhead (episode time minus the work) per barrier; lower "
                           "is better, one figure per amount of work between barriers."),

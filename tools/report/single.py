@@ -143,6 +143,11 @@ def key_numbers(exp):
                             f"fastest {label(r)} {fmt(v, 'ns')}, slowest {label(w[1])} "
                             f"{fmt(w[0], 'ns')}"))
         return out[:2]
+    if name == "rwlocks":
+        th = 2 if any(r.get("threads") == 2 for r in rows) else max(r.get("threads", 1) for r in rows)
+        sel = [r for r in rows if r.get("threads") == th]
+        return versus(sel, "throughput", ["read_pct", "cs", "placement"], is_peer, None,
+                      f"{th} threads: ")[:2]
     if name == "spr":
         return versus(rows, "speedup", ["kernel", "placement"], is_peer, None)[:3]
     # uncontended and experiments this report does not know: the first
