@@ -35,12 +35,13 @@ run_check() {   # LABEL ENV...
   rm -f "$tmp/p.json"
   # every object that waited in the table on stderr (the hot ones need not
   # be the 10 longest waits overall: only the first of their family)
-  if ! timeout 120 env LD_PRELOAD="$lib" HWSYNC_PROFILE="$tmp/p.json" HWSYNC_PROFILE_TOP=100 \
-       "$@" "$prog" \
-       > "$tmp/expect" 2> "$tmp/err"; then
+  timeout 120 env LD_PRELOAD="$lib" HWSYNC_PROFILE="$tmp/p.json" HWSYNC_PROFILE_TOP=100 \
+    "$@" "$prog" > "$tmp/expect" 2> "$tmp/err"
+  local rc=$?
+  if [ $rc -ne 0 ]; then
     # status 3: the program's own counter came out wrong (a lock let two
     # threads in); 124: it hung
-    fail "$label: profile_check failed with status $?"; cat "$tmp/err" >&2; return
+    fail "$label: profile_check failed with status $rc"; cat "$tmp/err" >&2; return
   fi
   if $check "$tmp/p.json" "$tmp/err" "$tmp/expect" > "$tmp/out"; then
     pass "$label: $(grep -c '^ok' "$tmp/out") facts hold"
