@@ -224,6 +224,9 @@ static void cold_critical(void)
 #pragma omp critical(cold_spot)
 		counter++;
 	}
+	/* counter is one variable under two different critical sections: no
+	 * thread may still be in the first loop while another runs the second */
+#pragma omp barrier
 	for (int i = 0; i < UNNAMED_ITERS; i++) {
 #pragma omp critical
 		counter++;
