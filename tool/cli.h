@@ -13,6 +13,10 @@ int hws_cmd_compare(int argc, char **argv);
 /* run.c: give back the CPU mask libgomp's start-up may have narrowed (when
  * OMP_PROC_BIND or OMP_PLACES is set) before running a program. */
 void hws_cli_undo_omp_binding(void);
+/* run.c: the preload library for `hwsync CMD`: --preload LIB if readable,
+ * else the one next to hwsync or in the installed directory; 0, or 2 after
+ * one line on stderr. */
+int hws_cli_preload_path(const char *cmd, const char *lib, char *path, size_t len);
 
 /* lists.c: NAMES (NULL-terminated) joined by ", " ("none in this build" when
  * empty); is S one of NAMES; and LABEL padded to WIDTH, then NAMES and AFTER

@@ -595,17 +595,8 @@ static int make_envs(struct cmp *c, const char *lib)
 {
 	char path[PATH_MAX];
 
-	if (lib) {
-		if (access(lib, R_OK)) {
-			fprintf(stderr, "hwsync compare: --preload '%s': %s\n", lib, strerror(errno));
-			return 2;
-		}
-		snprintf(path, sizeof path, "%s", lib);
-	} else if (bench_find_beside(PRELOAD_NAME, HWS_LIBDIR, path, sizeof path)) {
-		fprintf(stderr, "hwsync compare: %s not found next to hwsync nor in %s\n",
-			PRELOAD_NAME, HWS_LIBDIR);
+	if (hws_cli_preload_path("compare", lib, path, sizeof path))
 		return 2;
-	}
 	for (unsigned k = 0; k < c->ncfg; k++) {
 		struct cmp_config *g = &c->cfg[k];
 		char lock[64], wait[128];

@@ -121,6 +121,22 @@ static int check_output(const char *opt, const char *spec)
 	return 0;
 }
 
+int hws_cli_preload_path(const char *cmd, const char *lib, char *path, size_t len)
+{
+	if (lib) {
+		if (access(lib, R_OK)) {
+			fprintf(stderr, "hwsync %s: --preload '%s': %s\n", cmd, lib, strerror(errno));
+			return 2;
+		}
+		snprintf(path, len, "%s", lib);
+	} else if (bench_find_beside(PRELOAD_NAME, HWS_LIBDIR, path, len)) {
+		fprintf(stderr, "hwsync %s: %s not found next to hwsync nor in %s\n", cmd,
+			PRELOAD_NAME, HWS_LIBDIR);
+		return 2;
+	}
+	return 0;
+}
+
 int hws_cmd_run(int argc, char **argv)
 {
 	const char *lock = NULL, *wait = NULL, *barrier = NULL, *trace = NULL, *lib = NULL;
@@ -205,17 +221,8 @@ int hws_cmd_run(int argc, char **argv)
 	if (profile && strcmp(profile, "1") && check_output("--profile", profile))
 		return 2;
 	char path[PATH_MAX];
-	if (lib) {
-		if (access(lib, R_OK)) {
-			fprintf(stderr, "hwsync run: --preload '%s': %s\n", lib, strerror(errno));
-			return 2;
-		}
-		snprintf(path, sizeof path, "%s", lib);
-	} else if (bench_find_beside(PRELOAD_NAME, HWS_LIBDIR, path, sizeof path)) {
-		fprintf(stderr, "hwsync run: %s not found next to hwsync nor in %s\n",
-			PRELOAD_NAME, HWS_LIBDIR);
+	if (hws_cli_preload_path("run", lib, path, sizeof path))
 		return 2;
-	}
 	if ((lock && setenv("HWSYNC_LOCK", lock, 1)) || (wait && setenv("HWSYNC_WAIT", wait, 1)) ||
 	    (barrier && setenv("HWSYNC_BARRIER", barrier, 1)) ||
 	    (rwlock && setenv("HWSYNC_RWLOCK", rwlock, 1)) ||
