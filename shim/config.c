@@ -128,6 +128,7 @@ int hws_shim_configure(void)
 		c->err_fd = 2;
 	rc |= env_flag("HWSYNC_VERBOSE", &c->verbose);
 	rc |= env_flag("HWSYNC_STATS", &c->stats);
+	rc |= env_flag("HWSYNC_OMP_ENDS", &c->omp_ends);
 	rc |= env_word("HWSYNC_LOCK", "auto", c->lock_kind, sizeof c->lock_kind);
 	rc |= env_word("HWSYNC_WAIT", "adaptive", c->wait_spec, sizeof c->wait_spec);
 	rc |= env_word("HWSYNC_BARRIER", "central", c->barrier_kind, sizeof c->barrier_kind);

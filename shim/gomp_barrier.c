@@ -301,13 +301,17 @@ HWS_EXPORT void GOMP_barrier(void)
 }
 
 /* The end of a loop (dynamic, guided, runtime, ordered, doacross) and of
- * sections: libgomp's _nowait bookkeeping, then the team's barrier (see the
- * top).  The shim's state is only ever set inside a team, so an orphaned
- * construct outside any team goes to libgomp whole. */
+ * sections, with HWSYNC_OMP_ENDS=1: libgomp's _nowait bookkeeping, then the
+ * team's barrier (see the top).  Off by default: on an idle machine the
+ * _nowait end and a separate barrier cost more than libgomp's own end, whose
+ * barrier frees the work share for the next construct to reuse (measured in
+ * docs/results/kvm-epyc-2vcpu/shim-omp.md).  The shim's state is only ever
+ * set inside a team, so an orphaned construct outside any team goes to
+ * libgomp whole. */
 HWS_EXPORT void GOMP_loop_end(void)
 {
 	struct team *t;
-	hws_barrier_t *b = my_barrier(&t);
+	hws_barrier_t *b = hws_cfg.omp_ends ? my_barrier(&t) : NULL;
 	if (!b) {
 		n_loop_end()();
 		return;
@@ -319,7 +323,7 @@ HWS_EXPORT void GOMP_loop_end(void)
 HWS_EXPORT void GOMP_sections_end(void)
 {
 	struct team *t;
-	hws_barrier_t *b = my_barrier(&t);
+	hws_barrier_t *b = hws_cfg.omp_ends ? my_barrier(&t) : NULL;
 	if (!b) {
 		n_sections_end()();
 		return;

@@ -114,6 +114,8 @@ struct hws_shim_config {
 	int stats, verbose, trace;
 	char trace_file[1200];   /* the name HWSYNC_TRACE became (hws_open_output) */
 	int profile;             /* HWSYNC_PROFILE: the per-object profile (profile.c) */
+	int omp_ends;            /* HWSYNC_OMP_ENDS: loop and sections ends on the team's
+				  * hwsync barrier (gomp_barrier.c) */
 	int instrument;          /* HWS_INSTR_*: what the lock paths count or record */
 	unsigned profile_slots;  /* HWSYNC_PROFILE_SLOTS: objects the profile can hold */
 	unsigned profile_top;    /* HWSYNC_PROFILE_TOP: rows of the table at exit */

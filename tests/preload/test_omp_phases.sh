@@ -16,6 +16,24 @@ bkinds=$("$hwsync" info --json | python3 -c 'import json,sys; print(" ".join(jso
 [ -n "$bkinds" ] || { echo "skip: no barrier kinds in this build (barriers pass through)"; exit 77; }
 echo "barrier kinds: $bkinds"
 
+# 0. by default the loop and sections ends stay libgomp's: the native answer,
+#    and no barrier episode on the shim for a phase of dynamic loops
+OMP_NUM_THREADS=2 timeout 120 "$prog" > "$tmp/native.def" 2>&1
+OMP_NUM_THREADS=2 timeout 120 "$hwsync" run --stats -- "$prog" > "$tmp/shim.def" 2> "$tmp/def.err"
+if ! diff -u "$tmp/native.def" "$tmp/shim.def" > "$tmp/diff"; then
+  fail "default configuration: not the native answer"; cat "$tmp/diff" >&2
+else
+  pass "default configuration (loop ends to libgomp): native answer"
+fi
+OMP_NUM_THREADS=2 timeout 60 "$hwsync" run --stats -- "$prog" dynamic > /dev/null 2> "$tmp/def.err"
+if grep -Eq 'omp barrier +[1-9]' "$tmp/def.err"; then
+  fail "dynamic: loop ends reached the shim without HWSYNC_OMP_ENDS"; cat "$tmp/def.err" >&2
+else
+  pass "dynamic: loop ends stay libgomp's by default"
+fi
+# the rest routes them through the shim
+export HWSYNC_OMP_ENDS=1
+
 # 1. the native answer, then every barrier kind, at 2 and 5 threads
 for n in 2 5; do
   if ! OMP_NUM_THREADS=$n timeout 120 "$prog" > "$tmp/native.$n" 2>&1; then
