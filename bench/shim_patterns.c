@@ -357,10 +357,31 @@ struct periodic {
 	uint64_t nlat, maxlat;
 };
 
+/* The consumer of cond-periodic and cond-consumer: wait for work under the
+ * mutex, take all of it (all) or one item, record the latency from the last
+ * signal; returns the wake-ups that found work. */
+static uint64_t consume(struct periodic *pc, bool all)
+{
+	uint64_t n = 0;
+	pthread_mutex_lock(&pc->m);
+	for (;;) {
+		while (pc->consumed == pc->produced && !pc->done)
+			pthread_cond_wait(&pc->c, &pc->m);
+		if (pc->consumed == pc->produced)
+			break;
+		pc->consumed = all ? pc->produced : pc->consumed + 1;
+		if (pc->nlat < pc->maxlat)
+			pc->lat[pc->nlat++] = now_ns() - pc->signalled_ns;
+		n++;
+	}
+	pthread_mutex_unlock(&pc->m);
+	return n;
+}
+
 static void cond_periodic_body(struct team *t, unsigned i)
 {
 	struct periodic *pc = t->arg;
-	uint64_t end = team_gate(t), n = 0;
+	uint64_t end = team_gate(t);
 	if (i == 1) {
 		uint64_t next = now_ns() + PERIOD_NS, now;
 		do {
@@ -381,19 +402,7 @@ static void cond_periodic_body(struct team *t, unsigned i)
 		} while (now < end);
 		return;
 	}
-	pthread_mutex_lock(&pc->m);
-	for (;;) {
-		while (pc->consumed == pc->produced && !pc->done)
-			pthread_cond_wait(&pc->c, &pc->m);
-		if (pc->consumed == pc->produced)
-			break;
-		pc->consumed = pc->produced;
-		if (pc->nlat < pc->maxlat)
-			pc->lat[pc->nlat++] = now_ns() - pc->signalled_ns;
-		n++;
-	}
-	pthread_mutex_unlock(&pc->m);
-	team_done(t, i, n);
+	team_done(t, i, consume(pc, true));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -547,7 +556,7 @@ static const char *rt_unavailable(void)
 static void cond_consumer_body(struct team *t, unsigned i)
 {
 	struct periodic *pc = t->arg;
-	uint64_t end = team_gate(t), n = 0;
+	uint64_t end = team_gate(t);
 	if (i == 1) {
 		const struct timespec nap = { 0, (long)PERIOD_NS };
 		bool last;
@@ -564,19 +573,7 @@ static void cond_consumer_body(struct team *t, unsigned i)
 		} while (!last);
 		return;
 	}
-	pthread_mutex_lock(&pc->m);
-	for (;;) {
-		while (pc->consumed == pc->produced && !pc->done)
-			pthread_cond_wait(&pc->c, &pc->m);
-		if (pc->consumed == pc->produced)
-			break;
-		pc->consumed++;
-		if (pc->nlat < pc->maxlat)
-			pc->lat[pc->nlat++] = now_ns() - pc->signalled_ns;
-		n++;
-	}
-	pthread_mutex_unlock(&pc->m);
-	atomic_fetch_add(&t->ops, n);
+	atomic_fetch_add(&t->ops, consume(pc, false));
 }
 
 /* ---- OpenMP ---------------------------------------------------------------- */
