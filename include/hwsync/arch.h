@@ -192,6 +192,18 @@ unsigned hws_usable_cpus_refresh(void);
  * cpu.cfs_period_us, else MOUNT/cpu/PATH/...); 0 = no limit found. */
 unsigned hws_cgroup_cpu_limit(const char *mount, const char *self_cgroup);
 
+/* Whether the machine has more runnable threads than online CPUs (a thread
+ * that spins then keeps another off a CPU): the kernel's count, sampled at
+ * most once a millisecond by the caller that finds the sample stale (now_ns:
+ * the caller's hws_now_ns()); _last reads the last verdict without sampling.
+ * False where the count cannot be read.  hws_cpus_busy_force(0 or 1) fixes
+ * the verdict for tests, -1 measures again.  hws_loadavg_runnable parses the
+ * RUNNABLE of /proc/loadavg's "RUNNABLE/TOTAL" field (0 if malformed). */
+bool hws_cpus_busy(uint64_t now_ns);
+bool hws_cpus_busy_last(void);
+void hws_cpus_busy_force(int verdict);
+unsigned hws_loadavg_runnable(const char *loadavg);
+
 /* The kernel's rseq time-slice extension for this process: 0 = not offered
  * (why says what is missing), 1 = offered but not enabled, 2 = enabled.
  * Detection only (docs/locks.md, "The kernel's time-slice extension"). */

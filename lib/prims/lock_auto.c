@@ -15,7 +15,11 @@
  *   park   the lock is held and not moving (a long hold): set PARKED and
  *          sleep in the kernel until the release wakes us.
  * Sleeps end early enough to spin up to the fairness bound; a waiter that
- * finds no spinner slot (more waiters than CPUs) doubles its bound.  The
+ * finds no spinner slot (more waiters than CPUs) doubles its bound.  While
+ * the machine has more runnable threads than CPUs nobody spins or naps: a
+ * waiter parks at once, as glibc's mutex does, and its bound is the longest
+ * (a spinner would keep a runnable thread, perhaps the holder, off a CPU,
+ * and a napper's timed wake-ups preempt one).  The
  * holder that took the lock after a wait updates the lock's learning word;
  * only a holder writes it, so the lock itself orders those writes.
  */
@@ -92,7 +96,7 @@ struct waiter {
 	unsigned naps;       /* naps so far: each one twice as long as the last */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant;
-	bool realtime;       /* SCHED_FIFO or SCHED_RR when the wait began */
+	int8_t realtime;     /* SCHED_FIFO or SCHED_RR: 1, 0, -1 = not asked yet */
 };
 
 static enum hws_auto_mode mode(void)
@@ -370,6 +374,7 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 		} else if (can_take(v, me->claimant)) {
 			if (take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
+				hws_wait_tls.spin_ns += now - t0;
 				if (!forced)
 					spinner_leave();
 				return 1;
@@ -398,6 +403,7 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 				blocked_since = now;
 			else if (now - blocked_since >= budget && take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
+				hws_wait_tls.spin_ns += now - t0;
 				if (!forced)
 					spinner_leave();
 				return 1;
@@ -425,6 +431,7 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 			break;
 	}
 	hws_wait_tls.polls += polls;
+	hws_wait_tls.spin_ns += now - t0;
 	if (me->claimant)
 		withdraw(me);
 	/* relaxed: as for the increment. */
@@ -527,10 +534,23 @@ static bool keep_parked(struct waiter *me)
 	return true;
 }
 
+/* Whether this thread runs under a real-time policy.  Asked once a wait
+ * needs to know (before it spins or naps), never cached across waits: a
+ * thread becomes real-time in ways the lock cannot see (pthread_setschedparam,
+ * chrt, sched_setattr from another process). */
+static bool realtime(struct waiter *me)
+{
+	if (me->realtime < 0) {
+		int p = sched_getscheduler(0);
+		me->realtime = p == SCHED_FIFO || p == SCHED_RR;
+	}
+	return me->realtime;
+}
+
 /* Nap rather than park: not claiming, a policy that sleeps, and the lock
  * changed hands at least twice since we arrived (others keep taking it: a
  * release is not the event we wait for). */
-static bool wants_nap(const struct waiter *me, uint32_t v)
+static bool wants_nap(struct waiter *me, uint32_t v)
 {
 	enum hws_auto_mode m = mode();
 	if (me->claimant || !sleeping_policy(me->w) || m == HWS_AUTO_FORCE_PARK)
@@ -539,7 +559,7 @@ static bool wants_nap(const struct waiter *me, uint32_t v)
 		return true;
 	/* A real-time waiter's timed wake-ups preempt a holder of lower
 	 * priority on its CPU: it parks, and the release wakes it. */
-	if (me->realtime)
+	if (realtime(me))
 		return false;
 	return moved(me->gen0, v) >= 2;
 }
@@ -610,15 +630,6 @@ static void sleep_a_while(struct waiter *me, uint32_t v, uint64_t until)
 	}
 }
 
-/* Whether this thread runs under a real-time policy.  Asked when a wait
- * begins, not cached: a thread becomes real-time in ways the lock cannot see
- * (pthread_setschedparam, chrt, sched_setattr from another process). */
-static bool running_realtime(void)
-{
-	int p = sched_getscheduler(0);
-	return p == SCHED_FIFO || p == SCHED_RR;
-}
-
 /* Most contended acquisitions end within one critical section: wait that
  * out first, reading the word only (no clock, no spinner slot, no write):
  * for about twice this lock's average wait, between PRESPIN_MIN_NS and
@@ -652,19 +663,38 @@ static int prespin(struct waiter *me)
 	return 0;
 }
 
+/* The machine has more runnable threads than CPUs (hws_cpus_busy): a waiter
+ * whose policy sleeps then parks at once and spins for nothing, and a claim
+ * of the next hand-off waits for the longest bound, since waits are then
+ * mostly the time the holder is kept off a CPU.  Claims are made asleep
+ * (the claimant is woken by the release that owes it the lock). */
+static bool cpus_busy(struct waiter *me, uint64_t now)
+{
+	if (mode() != HWS_AUTO_ADAPT || !sleeping_policy(me->w) || !hws_cpus_busy(now))
+		return false;
+	if (me->crowd < CROWD_MAX && me->fair_at != HWS_FOREVER) {
+		me->crowd = CROWD_MAX;
+		me->fair_at = me->arrived + (fair_ns() << CROWD_MAX);
+	}
+	if (now < me->fair_at)
+		return true;
+	if (!claim(me))
+		me->fair_at = now + FAIR_NS / 4;   /* another claim stands */
+	return !me->claimant;
+}
+
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
 			    uint64_t deadline_ns)
 {
 	struct waiter me = {
 		.c = c, .learn = learn ? learn : hws_learn_slot(c), .w = w,
-		.deadline = deadline_ns,
+		.deadline = deadline_ns, .realtime = -1,
 		/* relaxed: only compared with later readings. */
 		.gen0 = atomic_load_explicit(&c->state, memory_order_relaxed),
 	};
-	if (mode() == HWS_AUTO_ADAPT && max_spinners() && !crowded(&me) &&
+	if (mode() == HWS_AUTO_ADAPT && max_spinners() && !crowded(&me) && !hws_cpus_busy_last() &&
 	    spin_budget(&me, me.gen0) && prespin(&me))
 		return won(&me);
-	me.realtime = running_realtime();
 	uint64_t now = hws_now_ns(), fair = fair_ns();
 	me.arrived = now;
 	me.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair;
@@ -685,11 +715,15 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 				me.fair_at = now + FAIR_NS / 4;   /* another claim stands */
 			continue;
 		}
+		if (!me.claimant && cpus_busy(&me, now)) {
+			park(&me, me.fair_at < me.deadline ? me.fair_at : me.deadline);
+			continue;
+		}
 		/* Near the bound a waiter with a spinner slot stays awake: it
 		 * spins up to the bound and claims there (spin()). */
 		uint64_t budget = spin_budget(&me, v);
 		bool gentle = false;
-		if (me.realtime && mode() == HWS_AUTO_ADAPT)
+		if (mode() == HWS_AUTO_ADAPT && realtime(&me))
 			budget = budget < REALTIME_SPIN_NS ? budget : REALTIME_SPIN_NS;
 		else if (!sleeping_claims() && mode() != HWS_AUTO_FORCE_SPIN && !me.claimant &&
 		    me.fair_at != HWS_FOREVER && now + awake_margin() >= me.fair_at) {
