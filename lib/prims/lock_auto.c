@@ -143,6 +143,30 @@ static void spinner_leave(void)
 	atomic_fetch_sub_explicit(&spinners_now, 1, memory_order_relaxed);
 }
 
+unsigned hws_auto_spinners(void)
+{
+	/* relaxed: a snapshot for tests. */
+	return atomic_load_explicit(&spinners_now, memory_order_relaxed);
+}
+
+unsigned hws_auto_max_spinners(void)
+{
+	return max_spinners();
+}
+
+/* Whether this thread runs under a real-time policy.  Asked once a wait
+ * needs to know (before it spins or naps), never cached across waits: a
+ * thread becomes real-time in ways the lock cannot see (pthread_setschedparam,
+ * chrt, sched_setattr from another process). */
+static bool realtime(struct waiter *me)
+{
+	if (me->realtime < 0) {
+		int p = sched_getscheduler(0);
+		me->realtime = p == SCHED_FIFO || p == SCHED_RR;
+	}
+	return me->realtime;
+}
+
 static bool can_take(uint32_t v, bool claimant)
 {
 	return !(v & HWS_AUTO_LOCKED) && (claimant || !(v & HWS_AUTO_STARVING));
@@ -415,9 +439,11 @@ static int spin(struct waiter *me, uint64_t budget, bool gentle)
 			uint64_t cap, pause;
 			if (claim(me) && me->claimant) {
 				/* the holder owes us its next release: wait for
-				 * it as long as a spin budget */
+				 * it as long as a spin budget (a real-time
+				 * claimant as long as it may spin, then it parks
+				 * in the claimant class) */
 				hws_adaptive_budget(&cap, &pause);
-				budget = now - t0 + cap;
+				budget = now - t0 + (realtime(me) ? REALTIME_SPIN_NS : cap);
 				yielding = true;
 				/* tests: the claim stays until the hand-off, however
 				 * late the holder sees it */
@@ -532,19 +558,6 @@ static bool keep_parked(struct waiter *me)
 		return false;
 	me->parked = false;   /* the wake we may have taken is passed on */
 	return true;
-}
-
-/* Whether this thread runs under a real-time policy.  Asked once a wait
- * needs to know (before it spins or naps), never cached across waits: a
- * thread becomes real-time in ways the lock cannot see (pthread_setschedparam,
- * chrt, sched_setattr from another process). */
-static bool realtime(struct waiter *me)
-{
-	if (me->realtime < 0) {
-		int p = sched_getscheduler(0);
-		me->realtime = p == SCHED_FIFO || p == SCHED_RR;
-	}
-	return me->realtime;
 }
 
 /* Nap rather than park: not claiming, a policy that sleeps, and the lock

@@ -14,4 +14,9 @@ enum hws_auto_mode {
 };
 extern _Atomic int hws_auto_test_mode;
 
+/* Waiters of all auto locks in their spinning stage now, and how many may
+ * spin at once (usable CPUs - 1): for the tests of that limit. */
+unsigned hws_auto_spinners(void);
+unsigned hws_auto_max_spinners(void);
+
 #endif

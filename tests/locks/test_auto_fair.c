@@ -4,7 +4,9 @@
  * design bound of 1 ms.  The bound is loose on purpose: it checks the
  * mechanism, not the machine's speed.  Run in the normal mode and with the
  * waiter forced to park (then a wake-up almost never finds the lock free,
- * and only a claim gets it the lock: hand-offs must be counted).  ctest also
+ * and only a claim gets it the lock: hand-offs must be counted), and as on a
+ * machine with more runnable threads than CPUs (the waiter parks at once and
+ * claims past the longest bound).  ctest also
  * runs it under `taskset -c 0`.  With the fairness bound switched off
  * (HWS_AUTO_FORCE_BARGE) the test fails, as it should. */
 #include <time.h>
@@ -146,6 +148,11 @@ int main(void)
 	claim_blocks_barging();
 	CHECK_EQ(against_hog(HWS_AUTO_ADAPT, "adaptive"), 0);
 	CHECK_EQ(against_hog(HWS_AUTO_FORCE_PARK, "waiter parks"), 0);
+	/* On a busy machine waiters park at once and claim past the longest
+	 * bound: still within the bound checked here. */
+	hws_cpus_busy_force(1);
+	CHECK_EQ(against_hog(HWS_AUTO_ADAPT, "busy machine"), 0);
+	hws_cpus_busy_force(-1);
 	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
 	return 0;
 }

@@ -1,0 +1,191 @@
+/* auto's rules about threads and CPUs (docs/locks.md), each checked with a
+ * waiter behind a long hold, and each beside a control that shows the check
+ * can fail: the same waiter without the rule's condition spins for most of
+ * the hold.  The test fixes the adaptive spin budget at 50 ms, so that a
+ * spin that ignored a rule lasts far longer than any scheduling noise.
+ *   realtime  a SCHED_FIFO waiter spins at most a few microseconds, then
+ *             parks (skipped where SCHED_FIFO is refused);
+ *   busy      while the machine has more runnable threads than CPUs, a
+ *             waiter does not spin at all (the verdict forced);
+ *   limit     at most usable CPUs - 1 waiters spin at once in the process,
+ *             each on its own lock;
+ *   sampler   /proc/loadavg's runnable count is parsed, and runnable hogs
+ *             make the machine busy.
+ * Needs two usable CPUs (else nobody may spin, and it is skipped). */
+#include <sched.h>
+#include <time.h>
+#include "tests/locks/lock_test.h"
+#include <hwsync/arch.h>
+#include <hwsync/lock_auto.h>
+#include "prims/lock_auto_internal.h"
+#include "wait/internal.h"
+
+#define HOLD_NS 30000000ull       /* each long hold */
+#define BUDGET_NS 50000000ull     /* the fixed spin budget */
+#define SPUN_LONG_NS 10000000ull  /* a control spins at least this long */
+#define SPUN_SHORT_NS 5000000ull  /* a rule's waiter spins at most this (3 us + noise) */
+
+static hws_wait_t policy;
+
+struct waiter_arg {
+	hws_auto_t *lock;
+	int fifo;               /* make the waiter SCHED_FIFO first */
+	_Atomic int started;
+	uint64_t spin_ns;       /* out: its time in the spinning stage */
+	uint64_t sleeps;        /* out: its kernel sleeps */
+};
+
+static void *waiter(void *p)
+{
+	struct waiter_arg *a = p;
+	if (a->fifo) {
+		struct sched_param sp = { .sched_priority = 1 };
+		CHECK_EQ(pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp), 0);
+	}
+	uint64_t s0 = hws_wait_tls.spin_ns, z0 = hws_wait_tls.sleeps;
+	atomic_store(&a->started, 1);
+	CHECK_EQ(hws_auto_acquire(a->lock), 0);
+	a->spin_ns = hws_wait_tls.spin_ns - s0;
+	a->sleeps = hws_wait_tls.sleeps - z0;
+	CHECK_EQ(hws_auto_release(a->lock), 0);
+	return NULL;
+}
+
+/* One waiter behind a HOLD_NS hold; its spin time and sleeps. */
+static struct waiter_arg behind_hold(int fifo)
+{
+	static hws_auto_t lock;
+	struct waiter_arg a = { .lock = &lock, .fifo = fifo };
+	pthread_t th;
+	hws_auto_init(&lock, &policy);
+	CHECK_EQ(hws_auto_acquire(&lock), 0);
+	CHECK_EQ(pthread_create(&th, NULL, waiter, &a), 0);
+	while (!atomic_load(&a.started))
+		usleep(100);
+	usleep(HOLD_NS / 1000);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	return a;
+}
+
+static bool fifo_permitted(void)
+{
+	struct sched_param fifo = { .sched_priority = 1 }, other = { .sched_priority = 0 };
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo))
+		return false;
+	CHECK_EQ(pthread_setschedparam(pthread_self(), SCHED_OTHER, &other), 0);
+	return true;
+}
+
+static void realtime_and_busy(void)
+{
+	hws_cpus_busy_force(0);
+	struct waiter_arg ctl = behind_hold(0);
+	printf("control: a waiter spun %.3f ms of a %.0f ms hold\n", ctl.spin_ns / 1e6,
+	       HOLD_NS / 1e6);
+	CHECK(ctl.spin_ns >= SPUN_LONG_NS);
+
+	if (fifo_permitted()) {
+		struct waiter_arg rt = behind_hold(1);
+		printf("realtime: the SCHED_FIFO waiter spun %.3f ms, slept %llu times\n",
+		       rt.spin_ns / 1e6, (unsigned long long)rt.sleeps);
+		CHECK(rt.spin_ns <= SPUN_SHORT_NS);
+		CHECK(rt.sleeps >= 1);
+	} else {
+		printf("realtime: skipped: SCHED_FIFO is not permitted here\n");
+	}
+
+	hws_cpus_busy_force(1);
+	struct waiter_arg busy = behind_hold(0);
+	printf("busy: the waiter spun %.3f ms, slept %llu times\n", busy.spin_ns / 1e6,
+	       (unsigned long long)busy.sleeps);
+	CHECK_EQ(busy.spin_ns, 0);
+	CHECK(busy.sleeps >= 1);
+	hws_cpus_busy_force(0);
+}
+
+/* Waiters on as many locks, each held: never more than the limit spin. */
+static void spinner_limit(void)
+{
+	enum { MAXW = 33 };
+	static hws_auto_t locks[MAXW];
+	static struct waiter_arg args[MAXW];
+	pthread_t th[MAXW];
+	unsigned limit = hws_auto_max_spinners(), n = limit + 2 < MAXW ? limit + 2 : MAXW;
+	unsigned most = 0;
+
+	hws_cpus_busy_force(0);
+	for (unsigned i = 0; i < n; i++) {
+		hws_auto_init(&locks[i], &policy);
+		CHECK_EQ(hws_auto_acquire(&locks[i]), 0);
+		args[i] = (struct waiter_arg){ .lock = &locks[i] };
+		CHECK_EQ(pthread_create(&th[i], NULL, waiter, &args[i]), 0);
+	}
+	for (uint64_t end = test_now_ns() + HOLD_NS; test_now_ns() < end;) {
+		unsigned s = hws_auto_spinners();
+		most = s > most ? s : most;
+		usleep(50);
+	}
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ(hws_auto_release(&locks[i]), 0);
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	printf("limit: %u waiters on %u locks, at most %u spun at once (limit %u)\n", n, n, most,
+	       limit);
+	CHECK(most <= limit);
+	CHECK(most >= 1);   /* control: they do spin */
+}
+
+static void *hog(void *p)
+{
+	_Atomic int *stop = p;
+	while (!atomic_load_explicit(stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void sampler(void)
+{
+	CHECK_EQ(hws_loadavg_runnable("0.00 0.01 0.05 3/150 1234\n"), 3);
+	CHECK_EQ(hws_loadavg_runnable("12.50 9.00 7.25 117/2048 99"), 117);
+	CHECK_EQ(hws_loadavg_runnable("0.00 0.01 0.05 3 150"), 0);
+	CHECK_EQ(hws_loadavg_runnable(""), 0);
+	CHECK_EQ(hws_loadavg_runnable("0.00 0.01"), 0);
+
+	hws_cpus_busy_force(-1);
+	unsigned n = 2 * test_ncpus() + 2;
+	pthread_t th[2 * 256 + 2];
+	_Atomic int stop = 0;
+	if (n > sizeof th / sizeof th[0])
+		n = sizeof th / sizeof th[0];
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ(pthread_create(&th[i], NULL, hog, &stop), 0);
+	bool busy = false;
+	/* A sample is taken at most once a millisecond: ask for a while. */
+	for (unsigned i = 0; i < 200 && !busy; i++) {
+		usleep(2000);
+		busy = hws_cpus_busy(hws_now_ns());
+	}
+	atomic_store(&stop, 1);
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	printf("sampler: %u spinning threads on %u CPUs: busy %s\n", n, test_ncpus(),
+	       busy ? "yes" : "no");
+	CHECK(busy);
+}
+
+int main(void)
+{
+	sampler();
+	if (hws_auto_max_spinners() == 0) {
+		printf("skipped: one usable CPU, so no auto waiter spins\n");
+		return HWS_TEST_SKIP;
+	}
+	CHECK_EQ(hws_wait_init(&policy, "adaptive"), 0);
+	struct hws_adaptive_calibration fixed = { .spin_ns = BUDGET_NS, .pause_ns = BUDGET_NS };
+	hws_adaptive_use(&fixed);
+	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
+	realtime_and_busy();
+	spinner_limit();
+	return 0;
+}
