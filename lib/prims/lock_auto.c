@@ -16,10 +16,11 @@
  *          sleep in the kernel until the release wakes us.
  * Sleeps end early enough to spin up to the fairness bound; a waiter that
  * finds no spinner slot (more waiters than CPUs) doubles its bound.  While
- * the machine has more runnable threads than CPUs nobody spins or naps: a
- * waiter parks at once, as glibc's mutex does, and its bound is the longest
- * (a spinner would keep a runnable thread, perhaps the holder, off a CPU,
- * and a napper's timed wake-ups preempt one).  The
+ * the machine has more runnable threads than CPUs nobody spins past the
+ * first look (a spinner would keep a runnable thread, perhaps the holder,
+ * off a CPU): a waiter parks, as glibc's mutex does, or naps while the lock
+ * changes hands at least once a microsecond, and its bound is the longest.
+ * The
  * holder that took the lock after a wait updates the lock's learning word;
  * only a holder writes it, so the lock itself orders those writes.
  */
@@ -677,7 +678,7 @@ static int prespin(struct waiter *me)
 }
 
 /* The machine has more runnable threads than CPUs (hws_cpus_busy): a waiter
- * whose policy sleeps then parks at once and spins for nothing, and a claim
+ * whose policy sleeps then sleeps at once (see busy_nap), and a claim
  * of the next hand-off waits for the longest bound, since waits are then
  * mostly the time the holder is kept off a CPU.  Claims are made asleep
  * (the claimant is woken by the release that owes it the lock). */
@@ -696,6 +697,21 @@ static bool cpus_busy(struct waiter *me, uint64_t now)
 	return !me->claimant;
 }
 
+/* On a busy machine a waiter naps only while the lock changes hands at
+ * least once per BUSY_NAP_HANDOFF_NS of its wait: releases are then so
+ * frequent that a wake-up system call on each would be a good part of every
+ * hold, and a napper that wakes finds the lock moving.  Rarer hand-offs mean
+ * long holds, often with the holder off its CPU (it yields, or it was
+ * preempted): a napper would wake for nothing onto a CPU that others need,
+ * so it parks and the release wakes it.  A real-time waiter never naps. */
+#define BUSY_NAP_HANDOFF_NS 1000u
+
+static bool busy_nap(struct waiter *me, uint32_t v, uint64_t now)
+{
+	uint64_t n = moved(me->gen0, v);
+	return n >= 2 && n * BUSY_NAP_HANDOFF_NS >= now - me->arrived && !realtime(me);
+}
+
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
 			    uint64_t deadline_ns)
 {
@@ -705,7 +721,7 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		/* relaxed: only compared with later readings. */
 		.gen0 = atomic_load_explicit(&c->state, memory_order_relaxed),
 	};
-	if (mode() == HWS_AUTO_ADAPT && max_spinners() && !crowded(&me) && !hws_cpus_busy_last() &&
+	if (mode() == HWS_AUTO_ADAPT && max_spinners() && !crowded(&me) &&
 	    spin_budget(&me, me.gen0) && prespin(&me))
 		return won(&me);
 	uint64_t now = hws_now_ns(), fair = fair_ns();
@@ -729,7 +745,11 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 			continue;
 		}
 		if (!me.claimant && cpus_busy(&me, now)) {
-			park(&me, me.fair_at < me.deadline ? me.fair_at : me.deadline);
+			uint64_t until = me.fair_at < me.deadline ? me.fair_at : me.deadline;
+			if (!busy_nap(&me, v, now))
+				park(&me, until);
+			else if (keep_parked(&me))
+				hws_nap_until(now + nap_ns(&me) < until ? now + nap_ns(&me) : until);
 			continue;
 		}
 		/* Near the bound a waiter with a spinner slot stays awake: it
