@@ -67,7 +67,7 @@ static int shim_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t deadline_ns
 	int rc, oldtype;
 	uint64_t t0 = hws_cfg.stats ? hws_now_ns() : 0;
 
-	pthread_testcancel();
+	hws_testcancel();
 	/* the profile's wait: from the unlock to the wake-up (the mutex's
 	 * re-acquisition is the mutex's) */
 	uint64_t p0 = hws_cfg.profile ? hws_prof_wait_begin(c, HWS_FAM_COND) : 0;

@@ -128,7 +128,7 @@ HWS_EXPORT int sem_wait(sem_t *s)
 		hws_pass(HWS_PASS_SEM_NAMED);
 		return hws_native.sem_wait ? hws_native.sem_wait(s) : fail(ENOSYS);
 	}
-	pthread_testcancel();
+	hws_testcancel();
 	COUNT(ops);
 	if (take(s))
 		return taken(s);
@@ -154,7 +154,7 @@ static int timed(sem_t *s, clockid_t clock, const struct timespec *abs)
 	 * the call would block). */
 	if ((rc = hws_shim_deadline_ns(clock, abs, &dl)))
 		return fail(rc);
-	pthread_testcancel();
+	hws_testcancel();
 	COUNT(ops);
 	if (take(s))
 		return taken(s);

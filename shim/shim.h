@@ -188,6 +188,16 @@ extern const char *const hws_family_name[HWS_FAM_N];
 /* This thread asked for asynchronous cancellation (pthread_setcanceltype). */
 extern _Thread_local int hws_async_cancel;
 
+/* A cancellation point's check for a pending cancel: none can be pending
+ * before any thread has been asked to cancel (shim_lock.c). */
+extern _Atomic int hws_cancel_asked;
+static inline void hws_testcancel(void)
+{
+	/* relaxed: see pthread_cancel in shim_lock.c. */
+	if (unlikely(atomic_load_explicit(&hws_cancel_asked, memory_order_relaxed)))
+		pthread_testcancel();
+}
+
 /* The lock paths.  An interposed call goes from its entry point (mutex.c,
  * omp_lock.c) to the inline functions below, which try the lock once in
  * place; a thread that must wait makes one out-of-line call into

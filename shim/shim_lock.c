@@ -77,6 +77,34 @@ HWS_EXPORT int pthread_setcanceltype(int type, int *oldtype)
 	return rc;
 }
 
+/* Whether any thread of the process has been asked to cancel.  Until one
+ * has, no cancel can be pending, and the shim's cancellation points skip the
+ * call to pthread_testcancel (hws_testcancel in shim.h): through the PLT it
+ * was a fifth of an uncontended sem_wait, where glibc makes an internal
+ * call.  Set before the request is made, never cleared. */
+_Atomic int hws_cancel_asked;
+
+HWS_EXPORT int pthread_cancel(pthread_t th)
+{
+	typedef int (*fn_t)(pthread_t);
+	static _Atomic(fn_t) native;
+	/* relaxed: idempotent cache of a dlsym result. */
+	fn_t f = atomic_load_explicit(&native, memory_order_relaxed);
+	if (unlikely(!f)) {
+		f = (fn_t)hws_native_gomp("pthread_cancel", NULL);
+		if (!f)
+			return ENOSYS;
+		atomic_store_explicit(&native, f, memory_order_relaxed);
+	}
+	/* relaxed: a thread that must act on this request at a cancellation
+	 * point entered after it is ordered after the request by whatever
+	 * ordered the two calls, and so after this store (sequenced before
+	 * the request); one that is already waiting is reached by the
+	 * request's signal. */
+	atomic_store_explicit(&hws_cancel_asked, 1, memory_order_relaxed);
+	return f(th);
+}
+
 /* ---- instrumented paths ---- */
 static const char *const wait_name[HWS_FAM_NLOCKS] = {
 	"mutex wait", "omp_lock wait", "omp_nest_lock wait", "critical wait",
