@@ -706,10 +706,14 @@ static bool cpus_busy(struct waiter *me, uint64_t now)
  * so it parks and the release wakes it.  A real-time waiter never naps. */
 #define BUSY_NAP_HANDOFF_NS 1000u
 
+bool hws_auto_busy_nap_pays(uint32_t handoffs, uint64_t waited_ns)
+{
+	return handoffs >= 2 && (uint64_t)handoffs * BUSY_NAP_HANDOFF_NS >= waited_ns;
+}
+
 static bool busy_nap(struct waiter *me, uint32_t v, uint64_t now)
 {
-	uint64_t n = moved(me->gen0, v);
-	return n >= 2 && n * BUSY_NAP_HANDOFF_NS >= now - me->arrived && !realtime(me);
+	return hws_auto_busy_nap_pays(moved(me->gen0, v), now - me->arrived) && !realtime(me);
 }
 
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,

@@ -3,6 +3,9 @@
 #ifndef HWS_PRIMS_LOCK_AUTO_INTERNAL_H
 #define HWS_PRIMS_LOCK_AUTO_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 enum hws_auto_mode {
 	HWS_AUTO_ADAPT,          /* normal: learned spinning, fairness bound */
 	HWS_AUTO_FORCE_PARK,     /* never spin, never nap: park at once */
@@ -18,5 +21,9 @@ extern _Atomic int hws_auto_test_mode;
  * spin at once (usable CPUs - 1): for the tests of that limit. */
 unsigned hws_auto_spinners(void);
 unsigned hws_auto_max_spinners(void);
+
+/* The busy-machine nap rule: a lock that changed hands `handoffs` times in
+ * a wait of waited_ns changes hands at least once a microsecond. */
+bool hws_auto_busy_nap_pays(uint32_t handoffs, uint64_t waited_ns);
 
 #endif

@@ -100,6 +100,7 @@ void hws_nap_until(uint64_t deadline_ns)
 	struct timespec ts = { (time_t)(deadline_ns / 1000000000ull),
 			       (long)(deadline_ns % 1000000000ull) };
 	hws_wait_tls.syscalls++;
+	hws_wait_tls.naps++;
 	if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == 0)
 		hws_wait_tls.sleeps++;
 }

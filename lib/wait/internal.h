@@ -101,6 +101,7 @@ struct hws_wait_counters {
 	uint64_t sleeps;    /* FUTEX_WAITs that really slept */
 	uint64_t handoffs;  /* acquisitions handed to a waiter past a lock's fairness bound */
 	uint64_t spin_ns;   /* time in auto's spinning stage (after its first look) */
+	uint64_t naps;      /* timed sleeps that no wake-up ends (hws_nap_until) */
 };
 extern _Thread_local struct hws_wait_counters hws_wait_tls;
 /* Set by hws_wait_while_eq32_intr: a kernel sleep interrupted by a signal

@@ -9,6 +9,11 @@
  *             waiter does not spin at all (the verdict forced);
  *   limit     at most usable CPUs - 1 waiters spin at once in the process,
  *             each on its own lock;
+ *   busy naps on a busy machine a waiter naps only while the lock changes
+ *             hands at least once a microsecond: behind two threads that
+ *             pass the lock every 20 us it sleeps, and never naps (it
+ *             parks), beside the same waiter made to nap (the test mode),
+ *             which shows its sleeps would be seen as naps;
  *   sampler   /proc/loadavg's runnable count is parsed, and runnable hogs
  *             make the machine busy.
  * Needs two usable CPUs (else nobody may spin, and it is skipped). */
@@ -136,6 +141,71 @@ static void spinner_limit(void)
 	CHECK(most >= 1);   /* control: they do spin */
 }
 
+/* Two threads pass the lock back and forth, each holding it PASS_US; a
+ * waiter joins and takes it ROUNDS times.  Returns the waiter's naps. */
+#define PASS_US 20
+static hws_auto_t passed;
+static _Atomic int passing;
+
+static void *passer(void *p)
+{
+	(void)p;
+	while (atomic_load(&passing)) {
+		CHECK_EQ(hws_auto_acquire(&passed), 0);
+		usleep(PASS_US);
+		CHECK_EQ(hws_auto_release(&passed), 0);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static uint64_t naps_behind_passers(int busy, unsigned rounds, uint64_t *sleeps)
+{
+	pthread_t th[2];
+	hws_cpus_busy_force(busy);
+	hws_auto_init(&passed, &policy);
+	atomic_store(&passing, 1);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_create(&th[i], NULL, passer, NULL), 0);
+	usleep(2000);
+	uint64_t n0 = hws_wait_tls.naps, z0 = hws_wait_tls.sleeps;
+	for (unsigned i = 0; i < rounds; i++) {
+		CHECK_EQ(hws_auto_acquire(&passed), 0);
+		CHECK_EQ(hws_auto_release(&passed), 0);
+		usleep(PASS_US);
+	}
+	uint64_t naps = hws_wait_tls.naps - n0;
+	*sleeps = hws_wait_tls.sleeps - z0;
+	atomic_store(&passing, 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	hws_cpus_busy_force(0);
+	return naps;
+}
+
+static void busy_naps(void)
+{
+	unsigned rounds = 200;
+	uint64_t busy_sleeps, nap_sleeps;
+	uint64_t busy = naps_behind_passers(1, rounds, &busy_sleeps);
+	atomic_store(&hws_auto_test_mode, HWS_AUTO_FORCE_NAP);
+	uint64_t napping = naps_behind_passers(0, rounds, &nap_sleeps);
+	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
+	printf("busy naps: behind a lock passed every %d us, %u acquisitions: on a busy machine "
+	       "%llu sleeps, %llu of them naps; made to nap: %llu naps\n", PASS_US, rounds,
+	       (unsigned long long)busy_sleeps, (unsigned long long)busy,
+	       (unsigned long long)napping);
+	CHECK(busy_sleeps >= 1);
+	CHECK_EQ(busy, 0);
+	/* The rule's arithmetic: at least two hand-offs, one per microsecond. */
+	CHECK(hws_auto_busy_nap_pays(2, 1000));
+	CHECK(hws_auto_busy_nap_pays(100, 50000));
+	CHECK(!hws_auto_busy_nap_pays(2, 2001));
+	CHECK(!hws_auto_busy_nap_pays(1, 10));
+	CHECK(!hws_auto_busy_nap_pays(3, 200000));
+	CHECK(napping >= 1);   /* control: these waits do reach the sleep, and naps count */
+}
+
 static void *hog(void *p)
 {
 	_Atomic int *stop = p;
@@ -187,5 +257,6 @@ int main(void)
 	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
 	realtime_and_busy();
 	spinner_limit();
+	busy_naps();
 	return 0;
 }
