@@ -58,19 +58,26 @@ int hws_shim_wait_profiled(struct hws_words8 *w8, struct hws_words4 *w4, unsigne
 	return rc;
 }
 
+/* A glibc function the shim also exports, found on first use (dlsym, kept:
+ * a racing first call finds the same address); NULL if missing. */
+static void *native_of(_Atomic(void *) *cache, const char *name)
+{
+	/* relaxed: idempotent cache of a dlsym result. */
+	void *f = atomic_load_explicit(cache, memory_order_relaxed);
+	if (unlikely(!f)) {
+		f = hws_native_gomp(name, NULL);
+		atomic_store_explicit(cache, f, memory_order_relaxed);
+	}
+	return f;
+}
+
 /* The GNU name is versioned; the shim exports an unversioned definition. */
 HWS_EXPORT int pthread_setcanceltype(int type, int *oldtype)
 {
-	typedef int (*fn_t)(int, int *);
-	static _Atomic(fn_t) native;
-	/* relaxed: idempotent cache of a dlsym result. */
-	fn_t f = atomic_load_explicit(&native, memory_order_relaxed);
-	if (unlikely(!f)) {
-		f = (fn_t)hws_native_gomp("pthread_setcanceltype", NULL);
-		if (!f)
-			return ENOSYS;
-		atomic_store_explicit(&native, f, memory_order_relaxed);
-	}
+	static _Atomic(void *) native;
+	int (*f)(int, int *) = (int (*)(int, int *))native_of(&native, "pthread_setcanceltype");
+	if (!f)
+		return ENOSYS;
 	int rc = f(type, oldtype);
 	if (rc == 0)
 		hws_async_cancel = type == PTHREAD_CANCEL_ASYNCHRONOUS;
@@ -86,16 +93,10 @@ _Atomic int hws_cancel_asked;
 
 HWS_EXPORT int pthread_cancel(pthread_t th)
 {
-	typedef int (*fn_t)(pthread_t);
-	static _Atomic(fn_t) native;
-	/* relaxed: idempotent cache of a dlsym result. */
-	fn_t f = atomic_load_explicit(&native, memory_order_relaxed);
-	if (unlikely(!f)) {
-		f = (fn_t)hws_native_gomp("pthread_cancel", NULL);
-		if (!f)
-			return ENOSYS;
-		atomic_store_explicit(&native, f, memory_order_relaxed);
-	}
+	static _Atomic(void *) native;
+	int (*f)(pthread_t) = (int (*)(pthread_t))native_of(&native, "pthread_cancel");
+	if (!f)
+		return ENOSYS;
 	/* relaxed: a thread that must act on this request at a cancellation
 	 * point entered after it is ordered after the request by whatever
 	 * ordered the two calls, and so after this store (sequenced before

@@ -45,8 +45,10 @@ __attribute__((noinline)) void *hot_mutex_worker(void *arg)
 	for (int i = 0; i < HOT_ITERS; i++) {
 		pthread_mutex_lock(&hot);
 		counter++;
-		if (i % 500 == 0)
-			usleep(200);   /* held across a sleep now and then: the others wait */
+		if (i % 100 == 0)
+			usleep(200);   /* held across a sleep now and then: the others wait
+					* (often enough to outweigh the condvar's mutex,
+					* which a loaded machine can make wait too) */
 		pthread_mutex_unlock(&hot);
 	}
 	return NULL;
