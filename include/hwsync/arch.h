@@ -195,12 +195,11 @@ unsigned hws_cgroup_cpu_limit(const char *mount, const char *self_cgroup);
 /* Whether the machine has more runnable threads than online CPUs (a thread
  * that spins then keeps another off a CPU): the kernel's count, sampled at
  * most once a millisecond by the caller that finds the sample stale (now_ns:
- * the caller's hws_now_ns()); _last reads the last verdict without sampling.
- * False where the count cannot be read.  hws_cpus_busy_force(0 or 1) fixes
- * the verdict for tests, -1 measures again.  hws_loadavg_runnable parses the
- * RUNNABLE of /proc/loadavg's "RUNNABLE/TOTAL" field (0 if malformed). */
+ * the caller's hws_now_ns()).  False where the count cannot be read.
+ * hws_cpus_busy_force(0 or 1) fixes the verdict for tests, -1 measures
+ * again.  hws_loadavg_runnable parses the RUNNABLE of /proc/loadavg's
+ * "RUNNABLE/TOTAL" field (0 if malformed). */
 bool hws_cpus_busy(uint64_t now_ns);
-bool hws_cpus_busy_last(void);
 void hws_cpus_busy_force(int verdict);
 unsigned hws_loadavg_runnable(const char *loadavg);
 

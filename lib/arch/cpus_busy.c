@@ -81,7 +81,7 @@ static unsigned online_cpus(void)
 	return n;
 }
 
-bool hws_cpus_busy_last(void)
+static bool verdict(void)
 {
 	/* relaxed: every value is a complete verdict; nothing else is read
 	 * through it. */
@@ -91,7 +91,7 @@ bool hws_cpus_busy_last(void)
 
 bool hws_cpus_busy(uint64_t now_ns)
 {
-	/* relaxed: as in hws_cpus_busy_last; the time stamp only elects the
+	/* relaxed: as in verdict(); the time stamp only elects the
 	 * caller that samples. */
 	uint64_t at = atomic_load_explicit(&sampled_at, memory_order_relaxed);
 	if (now_ns - at >= SAMPLE_NS &&
@@ -101,7 +101,7 @@ bool hws_cpus_busy(uint64_t now_ns)
 		/* relaxed: as above. */
 		atomic_store_explicit(&busy, r > online_cpus(), memory_order_relaxed);
 	}
-	return hws_cpus_busy_last();
+	return verdict();
 }
 
 void hws_cpus_busy_force(int verdict)
