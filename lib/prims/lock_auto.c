@@ -20,9 +20,8 @@
  * first look (a spinner would keep a runnable thread, perhaps the holder,
  * off a CPU): a waiter parks, as glibc's mutex does, or naps while the lock
  * changes hands at least once a microsecond, and its bound is the longest.
- * The
- * holder that took the lock after a wait updates the lock's learning word;
- * only a holder writes it, so the lock itself orders those writes.
+ * The holder that took the lock after a wait updates the lock's learning
+ * word; only a holder writes it, so the lock itself orders those writes.
  */
 #include <sched.h>
 #include "prims/lock_ops.h"
