@@ -50,15 +50,11 @@ static __attribute__((noinline)) int queue(hws_mcs_core_t *c, uint32_t me, uint6
 int hws_mcs_core_acquire(hws_mcs_core_t *c, const hws_wait_t *w)
 {
 	uint32_t me = hws_qnode_fresh();
-	uint64_t v = 0;
+	uint64_t v;
 
 	if (__builtin_expect(!me, 0))   /* memory exhausted: wait without a node */
 		return hws_qw_timed(&c->word, w, HWS_FOREVER);
-	/* acq_rel: acquire pairs with the release CAS that freed the word;
-	 * release publishes our initialised node to the next arrival. */
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&c->word, &v, HWS_QW(me, me),
-								     memory_order_acq_rel,
-								     memory_order_relaxed), 1))
+	if (hws_qw_arrive(&c->word, me, &v))
 		return 0;
 	return queue(c, me, v, w);
 }

@@ -14,6 +14,7 @@
 #define HWS_PRIMS_QNODE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <hwsync/arch.h>
 #include <hwsync/wait.h>
@@ -106,6 +107,19 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the tail is the word'
 static inline _Atomic uint32_t *hws_qw_tail32(_Atomic uint64_t *word)
 {
 	return (_Atomic uint32_t *)(void *)word;
+}
+
+/* The queue kinds' arrival with a fresh node `me`: true when the lock was
+ * free and is now ours (the word names us as tail and holder); else false
+ * with *seen the word, for the kind's queueing path. */
+static inline bool hws_qw_arrive(_Atomic uint64_t *word, uint32_t me, uint64_t *seen)
+{
+	*seen = 0;
+	/* acq_rel: acquire pairs with the release CAS that freed the word;
+	 * release publishes our initialised node to the next arrival. */
+	return __builtin_expect(atomic_compare_exchange_strong_explicit(word, seen, HWS_QW(me, me),
+									memory_order_acq_rel,
+									memory_order_relaxed), 1);
 }
 
 /* Enter the queue of `word` with node `me`, given v, a recent value of the
