@@ -43,6 +43,10 @@
  * code: their uncontended cost in `hwsync bench shim` moved by up to 10 %
  * with the placement alone. */
 #define HWS_FETCH_ALIGNED __attribute__((aligned(64)))
+/* Thread-local data the shim reads on a hot path: the shim is loaded at
+ * start-up (LD_PRELOAD), so its thread-local block is static and reachable
+ * without a __tls_get_addr call. */
+#define HWS_STATIC_TLS __attribute__((tls_model("initial-exec")))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 

@@ -19,6 +19,8 @@
  *   combined-for     `parallel for schedule(dynamic)` (GOMP_parallel_loop_*)
  *   combined-sections `parallel sections` (GOMP_parallel_sections)
  *   nested           a dynamic loop and a barrier in teams nested in a team
+ *   deep             `#pragma omp barrier` in a team under five one-thread
+ *                    regions (deeper than the shim keeps per-thread slots)
  *   task-reduction   `parallel reduction(task, ...)` (GOMP_parallel_reductions)
  *                    around a dynamic loop whose iterations add from tasks
  *   teams            host `teams` (GOMP_teams_reg), each with a parallel
@@ -272,6 +274,33 @@ static long phase_nested(long *bad)
 	return check;
 }
 
+/* A team of two under five nested one-thread regions, each of which is a
+ * fork of its own: rounds of plain `#pragma omp barrier`. */
+static long phase_deep(long *bad)
+{
+	long check = 0, wrong = 0;
+#pragma omp parallel num_threads(1)
+#pragma omp parallel num_threads(1)
+#pragma omp parallel num_threads(1)
+#pragma omp parallel num_threads(1)
+#pragma omp parallel num_threads(1)
+#pragma omp parallel num_threads(2) reduction(+ : check, wrong)
+	for (int r = 0; r < ROUNDS; r++) {
+		long *b = buf[r & 1];
+		int me = omp_get_thread_num(), n = omp_get_num_threads();
+		for (int i = me; i < M; i += n) {
+			slow(i, M - 1);
+			b[i] = (long)r * M + i + 1;
+		}
+#pragma omp barrier
+		long s = sum_buf(b, M);
+		wrong += s != want_sum(r);
+		check += s;
+	}
+	*bad += wrong;
+	return check;
+}
+
 /* `parallel reduction(task, ...)` (GOMP_parallel_reductions): a dynamic loop
  * whose iterations write the buffer and add to the reduction from tasks. */
 static long phase_task_reduction(long *bad)
@@ -332,7 +361,7 @@ static const struct {
 	{ "loop-tasks", phase_loop_tasks, 0 }, { "tasks", phase_tasks, 0 },
 	{ "combined-for", phase_combined_for, 0 },
 	{ "combined-sections", phase_combined_sections, 0 },
-	{ "nested", phase_nested, 0 },
+	{ "nested", phase_nested, 0 }, { "deep", phase_deep, 0 },
 	{ "task-reduction", phase_task_reduction, 0 }, { "teams", phase_teams, 0 },
 };
 #define NPHASES (int)(sizeof phases / sizeof phases[0])

@@ -67,7 +67,7 @@ for ph in dynamic guided sections ordered; do
 done
 
 # 3. a barrier that lets threads through early gives wrong answers
-for ph in dynamic guided sections ordered nested teams; do
+for ph in dynamic guided sections ordered nested deep teams; do
   OMP_NUM_THREADS=2 HWSYNC_VERBOSE=0 LD_PRELOAD=$broken timeout 60 "$prog" "$ph" > "$tmp/br.out" 2>&1
   rc=$?
   if [ $rc -eq 1 ] && grep -Eq "^$ph: .*wrong reads [1-9]" "$tmp/br.out"; then
