@@ -320,6 +320,20 @@ static struct hws_prof_hot *entry(const void *obj, unsigned fam, struct hws_prof
 	return e;
 }
 
+/* entry(), from a counting path: NULL when this thread is already in a slow
+ * path of this file (a lock taken on the way is not counted) or when
+ * nothing can be counted here. */
+static struct hws_prof_hot *entry_from_count(const void *obj, unsigned fam,
+					     struct hws_prof_thread **tp)
+{
+	if (busy)
+		return NULL;
+	busy = 1;
+	struct hws_prof_hot *e = entry(obj, fam, tp);
+	busy = 0;
+	return e;
+}
+
 /* ---- the calls of the lock paths ---- */
 
 void hws_prof_sample(struct hws_prof_thread *t, const void *obj)
@@ -346,11 +360,7 @@ void hws_prof_hold_end(const void *obj)
 void hws_prof_acquired_slow(const void *obj, unsigned fam)
 {
 	struct hws_prof_thread *t;
-	if (busy)
-		return;
-	busy = 1;
-	struct hws_prof_hot *e = entry(obj, fam, &t);
-	busy = 0;
+	struct hws_prof_hot *e = entry_from_count(obj, fam, &t);
 	if (!e)
 		return;
 	HWS_PROF_ADD(e->acq, 1);
@@ -413,11 +423,7 @@ void hws_prof_wait_end(const void *obj, unsigned fam, uint64_t t0, int rc, unsig
 {
 	uint64_t now = hws_now_ns(), d = now - t0;
 	struct hws_prof_thread *t;
-	if (busy)
-		return;
-	busy = 1;
-	struct hws_prof_hot *e = entry(obj, fam, &t);
-	busy = 0;
+	struct hws_prof_hot *e = entry_from_count(obj, fam, &t);
 	if (!e)
 		return;
 	struct hws_prof_cold *c = &t->cold[e - t->hot];
@@ -472,13 +478,9 @@ void hws_prof_place_slow(const void *obj, unsigned fam, struct hws_prof_place *p
 	struct hws_prof_thread *t;
 	/* relaxed (here and below): the holder's own words (profile.h). */
 	atomic_store_explicit(&p->count, 1, memory_order_relaxed);
-	if (busy)
-		return;   /* lost: a lock taken inside the profile's own slow path */
-	busy = 1;
-	struct hws_prof_hot *e = entry(obj, fam, &t);
-	busy = 0;
+	struct hws_prof_hot *e = entry_from_count(obj, fam, &t);
 	if (!e)
-		return;
+		return;   /* lost (also a lock taken inside the profile's own slow path) */
 	/* n == 1: the object's first acquisition; else HWS_PROF_FOLD of them,
 	 * the last of which has its hold sampled */
 	HWS_PROF_ADD(e->acq, n == 1 ? 1 : n - 1);
