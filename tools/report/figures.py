@@ -159,6 +159,14 @@ def panels_of(rows):
     return pl or [None]
 
 
+def series_of(rows):
+    """(label, its first row) for each series, in the order rows first name them."""
+    first = {}
+    for r in rows:
+        first.setdefault(label(r), r)
+    return list(first.items())
+
+
 def in_panel(r, p):
     return p is None or r.get("placement") in (p, "-", None)
 
@@ -172,10 +180,7 @@ def line_figure(figs, exp, mk, x, sub, rows, caption, fname):
     plt = figs.plt
     panels = panels_of(rows)
     unit = metrics_of(rows[0])[mk]["unit"]
-    labs = []
-    for r in rows:
-        if label(r) not in [l for l, _ in labs]:
-            labs.append((label(r), r))
+    labs = series_of(rows)
     sty = style(labs)
     xs = numeric_values(rows, x) or []
     ys = [median(metrics_of(r)[mk]) for r in rows]
@@ -222,10 +227,7 @@ def dot_figure(figs, exp, mk, rows, caption, fname, title):
     plt = figs.plt
     panels = panels_of(rows)
     unit = metrics_of(rows[0])[mk]["unit"]
-    labs = []
-    for r in rows:
-        if label(r) not in [l for l, _ in labs]:
-            labs.append((label(r), r))
+    labs = series_of(rows)
     # hwsync first, then the peers, each by name: the colour families group
     labs.sort(key=lambda lr: (not is_hwsync(lr[1]), lr[0]))
     sty = style(labs)
@@ -307,10 +309,7 @@ def experiment_figures(figs, exp):
                     out.append((line_figure(figs, exp, mk, x, what, srows, cap,
                                             f"{exp['name']}-{mk}-{n}.png"), cap))
                     continue
-                labs = []
-                for r in srows:
-                    if label(r) not in labs:
-                        labs.append(label(r))
+                labs = [lab for lab, _ in series_of(srows)]
                 chunks = [labs[i:i + MAX_DOTS] for i in range(0, len(labs), MAX_DOTS)]
                 for ci_, chunk in enumerate(chunks):
                     n += 1
