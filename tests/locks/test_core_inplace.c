@@ -19,9 +19,7 @@ static size_t stride;
 static unsigned nobj;
 static unsigned long *counts;               /* per object, under its lock */
 static _Atomic int *inside;                 /* per object */
-static uint64_t run_ns;
-static _Atomic uint64_t end_ns;
-static _Atomic unsigned started, nthreads_;
+static struct lock_run R;
 
 struct arg { uint64_t seed; unsigned long done, giveups; };
 
@@ -29,13 +27,8 @@ static void *worker(void *p)
 {
 	struct arg *a = p;
 
-	if (atomic_fetch_add(&started, 1) + 1 == atomic_load(&nthreads_))
-		atomic_store(&end_ns, test_now_ns() + run_ns);
-	while (!atomic_load(&end_ns))
-		sched_yield();
-	/* relaxed: end_ns is only a time bound */
-	for (unsigned i = 0; i == 0 || test_now_ns() < atomic_load_explicit(&end_ns,
-							memory_order_relaxed); i++) {
+	lock_run_start(&R);
+	for (unsigned i = 0; lock_run_more(&R, i); i++) {
 		uint32_t r = test_rand(&a->seed);
 		unsigned o = r % nobj;
 		void *c = objs + (size_t)o * stride;
@@ -55,7 +48,8 @@ static void *worker(void *p)
 	return NULL;
 }
 
-static void run(const char *policy, const struct layout *l, unsigned nthreads)
+static void run(const char *policy, const struct layout *l, unsigned nthreads,
+		uint64_t run_ns)
 {
 	hws_wait_t w = core_policy(policy);
 	struct arg args[8];
@@ -67,9 +61,7 @@ static void run(const char *policy, const struct layout *l, unsigned nthreads)
 	CHECK(objs = calloc(nobj, stride));      /* all zero: free cores */
 	CHECK(counts = calloc(nobj, sizeof *counts));
 	CHECK(inside = calloc(nobj, sizeof *inside));
-	atomic_store(&started, 0);
-	atomic_store(&nthreads_, nthreads);
-	atomic_store(&end_ns, 0);
+	lock_run_reset(&R, nthreads, run_ns);
 	for (unsigned t = 0; t < nthreads; t++)
 		args[t] = (struct arg){ .seed = 0x9e3779b97f4a7c15ull * (t + 1) + nobj };
 	test_run_threads(nthreads, worker, args, sizeof args[0]);
@@ -101,8 +93,8 @@ int main(int argc, char **argv)
 	for (int p = 0; p < NCORE_POLICIES; p++)
 		for (int l = 0; l < 3; l++) {
 			/* polling waiters convoy when oversubscribed: a smaller share */
-			run_ns = lock_test_scale(p == 0 ? 100 : 200) * 1000000ull;
-			run(core_policies[p], &layouts[l], nthreads);
+			run(core_policies[p], &layouts[l], nthreads,
+			    lock_test_scale(p == 0 ? 100 : 200) * 1000000ull);
 		}
 	return 0;
 }

@@ -7,23 +7,15 @@
 
 static hws_lock_t *lock;
 static unsigned long counter;      /* protected by lock, deliberately plain */
-static uint64_t run_ns;
-static _Atomic uint64_t end_ns;   /* set when the last thread arrives */
-static _Atomic unsigned started, nthreads_;
+static struct lock_run R;
 
 struct arg { uint64_t seed; unsigned long done, timeouts, busy; };
 
 static void *worker(void *p)
 {
 	struct arg *a = p;
-	/* start together, so that the threads really contend */
-	if (atomic_fetch_add(&started, 1) + 1 == atomic_load(&nthreads_))
-		atomic_store(&end_ns, test_now_ns() + run_ns);
-	while (!atomic_load(&end_ns))
-		sched_yield();
-	/* at least one round each, then until end_ns (relaxed: only a time bound) */
-	for (unsigned i = 0; i == 0 || test_now_ns() < atomic_load_explicit(&end_ns,
-							memory_order_relaxed); i++) {
+	lock_run_start(&R);
+	for (unsigned i = 0; lock_run_more(&R, i); i++) {
 		unsigned how = test_rand(&a->seed) % 8;
 		int rc;
 		if (how == 0) {
@@ -68,12 +60,10 @@ int main(int argc, char **argv)
 		/* Pure polling waiters on a queue lock convoy when a waiter is
 		 * preempted; keep their share of the budget small. */
 		int polling = k != HWS_WAIT_FUTEX && k != HWS_WAIT_ADAPTIVE && k != HWS_WAIT_YIELD;
-		run_ns = lock_test_scale(polling ? 100 : 200) * 1000000ull;
+		uint64_t run_ns = lock_test_scale(polling ? 100 : 200) * 1000000ull;
 		CHECK_EQ(hws_lock_create(&lock, kind, name), 0);
 		counter = 0;
-		atomic_store(&started, 0);
-		atomic_store(&nthreads_, nthreads);
-		atomic_store(&end_ns, 0);
+		lock_run_reset(&R, nthreads, run_ns);
 		for (unsigned t = 0; t < nthreads; t++)
 			args[t] = (struct arg){ .seed = 0x9e3779b97f4a7c15ull * (t + 1) + (uint64_t)k };
 		uint64_t t0 = test_now_ns();

@@ -6,23 +6,15 @@
 
 static hws_lock_t *lock;
 static unsigned long counter;
-static uint64_t run_ns;
-static _Atomic uint64_t end_ns;   /* set when the last thread arrives */
-static _Atomic unsigned started, nthreads_;
+static struct lock_run R;
 
 struct arg { uint64_t seed; unsigned long done; };
 
 static void *worker(void *p)
 {
 	struct arg *a = p;
-	/* start together, so that the threads really contend */
-	if (atomic_fetch_add(&started, 1) + 1 == atomic_load(&nthreads_))
-		atomic_store(&end_ns, test_now_ns() + run_ns);
-	while (!atomic_load(&end_ns))
-		sched_yield();
-	/* at least one round each, then until end_ns (relaxed: only a time bound) */
-	for (unsigned i = 0; i == 0 || test_now_ns() < atomic_load_explicit(&end_ns,
-							memory_order_relaxed); i++) {
+	lock_run_start(&R);
+	for (unsigned i = 0; lock_run_more(&R, i); i++) {
 		CHECK_EQ(hws_lock_acquire(lock), 0);
 		counter++;
 		CHECK_EQ(hws_lock_release(lock), 0);
@@ -39,7 +31,7 @@ int main(int argc, char **argv)
 	unsigned nthreads = 4 * test_ncpus();
 
 	CHECK(kind_known(kind));
-	run_ns = lock_test_scale(400) * 1000000ull;
+	uint64_t run_ns = lock_test_scale(400) * 1000000ull;
 	struct arg *args = calloc(nthreads, sizeof *args);
 	CHECK(args);
 	for (int p = 0; p < 2; p++) {
@@ -47,9 +39,7 @@ int main(int argc, char **argv)
 		CHECK_EQ(hws_lock_create(&lock, kind, policies[p]), 0);
 		CHECK_EQ(hws_lock_stats_enable(lock, 1), 0);
 		counter = 0;
-		atomic_store(&started, 0);
-		atomic_store(&nthreads_, nthreads);
-		atomic_store(&end_ns, 0);
+		lock_run_reset(&R, nthreads, run_ns);
 		for (unsigned t = 0; t < nthreads; t++)
 			args[t] = (struct arg){ .seed = 0x9e3779b97f4a7c15ull * (t + 1) };
 		test_run_threads(nthreads, worker, args, sizeof *args);
