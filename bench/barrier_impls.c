@@ -48,21 +48,11 @@ struct bench_barrier {
 #endif
 };
 
-/* Zeroed, cache-line aligned and padded. */
-static void *zalloc_lines(size_t size)
-{
-	size = (size + HWS_CACHELINE - 1) / HWS_CACHELINE * HWS_CACHELINE;
-	void *p = aligned_alloc(HWS_CACHELINE, size);
-	if (p)
-		memset(p, 0, size);
-	return p;
-}
-
 #if HWS_HAVE_CK
 /* ck's barriers that need more than a counter: 0 or ENOMEM. */
 static int ck_barrier_setup(struct bench_barrier *b, unsigned n)
 {
-	if (!(b->ck = zalloc_lines(n * sizeof *b->ck)))
+	if (!(b->ck = bench_zalloc_lines(n * sizeof *b->ck)))
 		return ENOMEM;
 	if (b->kind == B_CK_DISS) {
 		unsigned size = ck_barrier_dissemination_size(n);
@@ -81,7 +71,7 @@ static int ck_barrier_setup(struct bench_barrier *b, unsigned n)
 		/* A combining tree of groups of two threads (the last may have one):
 		 * the last of a group to arrive goes on to the parent group. */
 		unsigned ngroups = (n + 1) / 2;
-		if (!(b->ckb_groups = zalloc_lines((ngroups + 1) * sizeof *b->ckb_groups)))
+		if (!(b->ckb_groups = bench_zalloc_lines((ngroups + 1) * sizeof *b->ckb_groups)))
 			return ENOMEM;
 		ck_barrier_combining_init(&b->ckb, &b->ckb_groups[0]);
 		for (unsigned g = 0; g < ngroups; g++)
@@ -94,7 +84,7 @@ static int ck_barrier_setup(struct bench_barrier *b, unsigned n)
 		if (!(b->ckt_rounds = calloc(n, sizeof *b->ckt_rounds)))
 			return ENOMEM;
 		for (unsigned i = 0; i < n; i++)
-			if (!(b->ckt_rounds[i] = zalloc_lines(size * sizeof **b->ckt_rounds)))
+			if (!(b->ckt_rounds[i] = bench_zalloc_lines(size * sizeof **b->ckt_rounds)))
 				return ENOMEM;
 		ck_barrier_tournament_init(&b->ckt, b->ckt_rounds, n);
 		/* subscribe hands out thread ids in call order, as above */
@@ -108,7 +98,7 @@ static int ck_barrier_setup(struct bench_barrier *b, unsigned n)
 int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *policy,
 		      unsigned n, char *why, size_t whylen)
 {
-	struct bench_barrier *b = zalloc_lines(sizeof *b);
+	struct bench_barrier *b = bench_zalloc_lines(sizeof *b);
 	if (!b)
 		return ENOMEM;
 	b->n = n;

@@ -333,9 +333,8 @@ static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *i
 		k->per_rep[i] = NAN;
 	k->stats_warmup = s->stats == 1 && bench_lock_is_hwsync(impl);
 	k->stats_all = s->stats == 2 && bench_lock_is_hwsync(impl);
-	if (!(k->th = aligned_alloc(HWS_CACHELINE, s->n * sizeof *k->th)))
+	if (!(k->th = bench_zalloc_lines(s->n * sizeof *k->th)))
 		return bench_error("out of memory");
-	memset(k->th, 0, s->n * sizeof *k->th);
 	if (s->trace_events) {
 		k->trace_cap = s->trace_events / 2 / s->n;
 		k->trace_cap = k->trace_cap ? k->trace_cap : 1;

@@ -190,11 +190,9 @@ static void rw_thread_fn(void *arg, unsigned i)
 
 static int rw_new(struct rw_lock **out, enum impl kind, const char *policy, char *why, size_t len)
 {
-	struct rw_lock *l = aligned_alloc(HWS_CACHELINE, (sizeof *l + HWS_CACHELINE - 1) /
-							 HWS_CACHELINE * HWS_CACHELINE);
+	struct rw_lock *l = bench_zalloc_lines(sizeof *l);
 	if (!l)
 		return snprintf(why, len, "out of memory"), ENOMEM;
-	memset(l, 0, sizeof *l);
 	l->kind = kind;
 	switch (kind) {
 	case I_PTHREAD: pthread_rwlock_init(&l->prw, NULL); break;
@@ -229,15 +227,13 @@ static int rw_run(struct bench_ctx *ctx, struct bench_cell *c)
 
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	atomic_store(&k->stop, 0);
-	k->th = aligned_alloc(HWS_CACHELINE, c->nthreads * sizeof *k->th);
-	k->data = aligned_alloc(HWS_CACHELINE, DATA_WORDS * sizeof *k->data);
+	k->th = bench_zalloc_lines(c->nthreads * sizeof *k->th);
+	k->data = bench_zalloc_lines(DATA_WORDS * sizeof *k->data);
 	if (!k->th || !k->data) {
 		snprintf(c->skip, sizeof c->skip, "out of memory");
 		rc = ENOMEM;
 		goto out;
 	}
-	memset(k->th, 0, c->nthreads * sizeof *k->th);
-	memset((void *)k->data, 0, DATA_WORDS * sizeof *k->data);
 	if ((rc = rw_new(&k->l, k->kind, k->policy, why, sizeof why))) {
 		snprintf(c->skip, sizeof c->skip, "%s", why);
 		goto out;

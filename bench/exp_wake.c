@@ -275,12 +275,9 @@ static int add_cell(struct bench_ctx *ctx, enum impl impl, const char *policy, c
 		    unsigned n, const char *placement, const int *cpus)
 {
 	char why[200] = "";
-	struct wake_cell *k = aligned_alloc(HWS_CACHELINE,
-					    (sizeof *k + HWS_CACHELINE - 1) / HWS_CACHELINE *
-					    HWS_CACHELINE);
+	struct wake_cell *k = bench_zalloc_lines(sizeof *k);
 	if (!k)
 		return bench_error("out of memory");
-	memset(k, 0, sizeof *k);
 	k->impl = impl;
 	k->pingpong = !strcmp(wait, "pingpong");
 	k->n = n;

@@ -248,18 +248,25 @@ struct bench_cell *bench_summary_row(struct bench_ctx *ctx, const char *impl, co
 	return c;
 }
 
+void *bench_zalloc_lines(size_t size)
+{
+	size = (size + HWS_CACHELINE - 1) / HWS_CACHELINE * HWS_CACHELINE;
+	void *p = aligned_alloc(HWS_CACHELINE, size);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
 struct bench_cell *bench_cell_new_priv(struct bench_ctx *ctx, const char *impl,
 				       const char *policy, size_t size)
 {
-	/* Cache-line aligned and padded: the state is shared by pinned threads. */
-	size_t padded = (size + HWS_CACHELINE - 1) / HWS_CACHELINE * HWS_CACHELINE;
-	void *priv = aligned_alloc(HWS_CACHELINE, padded);
+	/* the state is shared by pinned threads */
+	void *priv = bench_zalloc_lines(size);
 	struct bench_cell *c = priv ? bench_cell_new(ctx, impl, policy) : NULL;
 	if (!c) {
 		free(priv);
 		return NULL;
 	}
-	memset(priv, 0, padded);
 	c->priv = priv;
 	return c;
 }

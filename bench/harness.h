@@ -115,6 +115,11 @@ void bench_register(const struct bench_exp *e);
 const struct bench_exp *const *bench_experiments(unsigned *n);
 const struct bench_exp *bench_find(const char *name);
 
+/* SIZE bytes, zeroed, cache-line aligned and padded to whole lines, so that
+ * state pinned threads write shares no line with anything else; NULL when
+ * out of memory.  Freed with free(). */
+void *bench_zalloc_lines(size_t size);
+
 /* ---- used by setup() ---------------------------------------------------- */
 const struct bench_opts *bench_opts(const struct bench_ctx *ctx);
 const struct bench_exp *bench_exp_of(const struct bench_ctx *ctx);

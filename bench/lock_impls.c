@@ -58,19 +58,10 @@ struct bench_lock {
 	hws_lock_t *hws;
 };
 
-static void *zalloc_lines(size_t size)
-{
-	size = (size + HWS_CACHELINE - 1) / HWS_CACHELINE * HWS_CACHELINE;
-	void *p = aligned_alloc(HWS_CACHELINE, size);
-	if (p)
-		memset(p, 0, size);
-	return p;
-}
-
 int bench_lock_new(struct bench_lock **out, const char *impl, const char *policy, unsigned n,
 		   bool stats, char *why, size_t whylen)
 {
-	struct bench_lock *l = zalloc_lines(sizeof *l);
+	struct bench_lock *l = bench_zalloc_lines(sizeof *l);
 	if (!l) {
 		snprintf(why, whylen, "out of memory");
 		return ENOMEM;
@@ -109,12 +100,12 @@ int bench_lock_new(struct bench_lock **out, const char *impl, const char *policy
 		} else if (!strcmp(impl, "ck-mcs")) {
 			l->kind = L_CK_MCS;
 			ck_spinlock_mcs_init(&l->mcs);
-			if (!(l->mcs_nodes = zalloc_lines(n * sizeof *l->mcs_nodes)))
+			if (!(l->mcs_nodes = bench_zalloc_lines(n * sizeof *l->mcs_nodes)))
 				goto nomem;
 		} else if (!strcmp(impl, "ck-clh")) {
 			l->kind = L_CK_CLH;
-			if (!(l->clh_nodes = zalloc_lines((n + 1) * sizeof *l->clh_nodes)) ||
-			    !(l->clh_mine = zalloc_lines(n * sizeof *l->clh_mine)))
+			if (!(l->clh_nodes = bench_zalloc_lines((n + 1) * sizeof *l->clh_nodes)) ||
+			    !(l->clh_mine = bench_zalloc_lines(n * sizeof *l->clh_mine)))
 				goto nomem;
 			ck_spinlock_clh_init(&l->clh, &l->clh_nodes[n].node);
 			for (unsigned i = 0; i < n; i++)

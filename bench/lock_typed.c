@@ -61,13 +61,11 @@ int bench_typed_new(struct bench_typed **out, const char *impl, const char *poli
 		return EINVAL;
 	}
 	/* aligned: the lock word gets a cache line of its own */
-	size_t size = (sizeof **out + HWS_CACHELINE - 1) / HWS_CACHELINE * HWS_CACHELINE;
-	struct bench_typed *t = aligned_alloc(HWS_CACHELINE, size);
+	struct bench_typed *t = bench_zalloc_lines(sizeof **out);
 	if (!t) {
 		snprintf(why, whylen, "out of memory");
 		return ENOMEM;
 	}
-	memset(t, 0, size);
 	t->kind = (enum tkind)k;
 	if (hws_wait_init(&t->wait, policy)) {
 		snprintf(why, whylen, "%s", hws_last_error());
