@@ -152,23 +152,11 @@ struct br_add {
 	unsigned n, work_us, episodes;
 };
 
-static bool policy_in(const char *list, const char *pol)
-{
-	size_t len = strlen(pol);
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, ",");
-		if (n == len && !strncmp(p, pol, n))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
 static int br_add(struct bench_ctx *ctx, const char *impl, const char *policy, void *arg)
 {
 	const struct bench_opts *o = bench_opts(ctx);
 	struct br_add *a = arg;
-	if (policy && !o->policies.n && !o->quick && !policy_in(DEFAULT_POLICIES, policy))
+	if (policy && !o->policies.n && !o->quick && !bench_in_list(DEFAULT_POLICIES, policy))
 		return 0;
 	struct bench_cell *c = bench_cell_new_priv(ctx, impl, policy, sizeof(struct br_cell));
 	if (!c)

@@ -352,19 +352,6 @@ static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *i
 	return 0;
 }
 
-/* Is NAME in the comma list LIST? */
-static bool in_list(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, ",");
-		if (n == len && !strncmp(p, name, n))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
 /* Every implementation for one thread configuration and critical section. */
 static int lk_add_all(struct bench_ctx *ctx, const struct lk_setup *s)
 {
@@ -381,7 +368,7 @@ static int lk_add_all(struct bench_ctx *ctx, const struct lk_setup *s)
 		for (unsigned p = 0; p < npol; p++) {
 			const char *pwhy = NULL;
 			const char *pol = hws && !autok ? bench_policy(ctx, p, &pwhy) : NULL;
-			if (pol && !o->policies.n && !o->quick && !in_list(DEFAULT_POLICIES, pol))
+			if (pol && !o->policies.n && !o->quick && !bench_in_list(DEFAULT_POLICIES, pol))
 				continue;
 			if (pwhy) {
 				bench_skip(ctx, pwhy, "hwsync locks policy %s", pol);
@@ -415,18 +402,6 @@ static unsigned max_cpus(struct bench_ctx *ctx, const char *placement, int *cpus
 		if (bench_place(ctx, placement, n, cpus, &why) == 0)
 			return n;
 	return 0;
-}
-
-static unsigned distinct(const int *cpus, unsigned n)
-{
-	unsigned d = 0;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned j;
-		for (j = 0; j < i && cpus[j] != cpus[i]; j++)
-			;
-		d += j == i;
-	}
-	return d;
 }
 
 /* --cs and --outside: OUT_CS in out[] stands for "the row's cs". */
@@ -545,7 +520,7 @@ static int lk_setup(struct bench_ctx *ctx)
 			}
 			s.n = threads[t];
 			s.cpus = cpus;
-			s.ncpu = distinct(cpus, s.n);
+			s.ncpu = bench_distinct_cpus(cpus, s.n);
 			if ((rc = lk_add_sizes(ctx, &s, &z)))
 				return rc;
 		}
@@ -555,7 +530,7 @@ static int lk_setup(struct bench_ctx *ctx)
 			for (unsigned i = 0; i < s.n; i++)
 				cpus[i] = base[i % m];
 			s.cpus = cpus;
-			s.ncpu = distinct(cpus, s.n);
+			s.ncpu = bench_distinct_cpus(cpus, s.n);
 			bool dup = false;
 			for (unsigned t = 0; t < nth; t++)
 				dup |= threads[t] == s.n && s.ncpu == m;
@@ -641,7 +616,7 @@ static void lk_summarize(struct bench_ctx *ctx)
 			continue;
 		for (unsigned j = 0; j < n; j++) {
 			const struct bench_cell *p = cells[j];
-			if (!in_list(BENCH_LOCK_PEERS, p->impl) || !same_group(a, p))
+			if (!bench_in_list(BENCH_LOCK_PEERS, p->impl) || !same_group(a, p))
 				continue;
 			const struct bench_cell *all[R_N] = { p, p, p };
 			ratio_row(ctx, a, all, p->impl, NULL);

@@ -270,18 +270,6 @@ static void rw_cleanup(struct bench_cell *c)
 	c->priv = NULL;
 }
 
-static unsigned distinct(const int *cpus, unsigned n)
-{
-	unsigned d = 0;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned j;
-		for (j = 0; j < i && cpus[j] != cpus[i]; j++)
-			;
-		d += j == i;
-	}
-	return d;
-}
-
 struct rw_setup {
 	unsigned reads[8], nreads, cs[8], ncs;
 	const char *placement;
@@ -313,7 +301,7 @@ static int add_cells(struct bench_ctx *ctx, const struct rw_setup *z, unsigned n
 					c->nthreads = n;
 					memcpy(c->cpus, cpus, n * sizeof *cpus);
 					bench_param(c, "placement", "%s", z->placement);
-					bench_param_num(c, "ncpu", distinct(cpus, n));
+					bench_param_num(c, "ncpu", bench_distinct_cpus(cpus, n));
 					bench_param_num(c, "read_pct", z->reads[r]);
 					bench_param_num(c, "cs", z->cs[s]);
 				}

@@ -118,18 +118,6 @@ static void spr_cleanup(struct bench_cell *c)
 	c->priv = NULL;
 }
 
-static bool in_list(const char *list, const char *w)
-{
-	size_t len = strlen(w);
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, ",");
-		if (n == len && !strncmp(p, w, n))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
 struct spr_add {
 	struct spr_shared *sh;
 	const char *placement;
@@ -161,7 +149,7 @@ static int spr_add_cell(struct bench_ctx *ctx, struct spr_add *a, const char *im
 static int spr_add(struct bench_ctx *ctx, const char *impl, const char *policy, void *arg)
 {
 	const struct bench_opts *o = bench_opts(ctx);
-	if (policy && !o->policies.n && !o->quick && !in_list(DEFAULT_POLICIES, policy))
+	if (policy && !o->policies.n && !o->quick && !bench_in_list(DEFAULT_POLICIES, policy))
 		return 0;
 	return spr_add_cell(ctx, arg, impl, policy, false);
 }
@@ -200,7 +188,7 @@ static int spr_setup(struct bench_ctx *ctx)
 		size_t n = strcspn(p, ",");
 		char w[32];
 		snprintf(w, sizeof w, "%.*s", (int)(n < 31 ? n : 31), p);
-		if (!in_list(SPR_KERNELS, w))
+		if (!bench_in_list(SPR_KERNELS, w))
 			return bench_error("spr: unknown kernel '%s' (known: " SPR_KERNELS ")", w);
 		p += n + (p[n] == ',');
 	}
@@ -224,7 +212,7 @@ static int spr_setup(struct bench_ctx *ctx)
 	if (first < 0)
 		return 0;
 	for (unsigned i = 0; i < 3; i++) {
-		if (!in_list(kl, names[i]))
+		if (!bench_in_list(kl, names[i]))
 			continue;
 		struct spr_shared *sh = calloc(1, sizeof *sh);
 		if (!sh || !(sh->k = spr_kernel_new(names[i], size[i], (size_t)chunk << 10, &why)) ||

@@ -133,6 +133,30 @@ bool bench_impl_on(const struct bench_ctx *ctx, const char *impl)
 	return false;
 }
 
+bool bench_in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == len && !strncmp(p, name, n))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+unsigned bench_distinct_cpus(const int *cpus, unsigned n)
+{
+	unsigned d = 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j;
+		for (j = 0; j < i && cpus[j] != cpus[i]; j++)
+			;
+		d += j == i;
+	}
+	return d;
+}
+
 static void append_one(char *buf, size_t len, const char *prefix, const char *name)
 {
 	size_t at = strlen(buf);

@@ -132,6 +132,10 @@ int bench_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Is IMPL selected by --impls (all when none given)? */
 bool bench_impl_on(const struct bench_ctx *ctx, const char *impl);
+/* Is NAME one of the names of the comma list LIST? */
+bool bench_in_list(const char *list, const char *name);
+/* How many different CPUs cpus[0..n) name (oversubscribed threads share). */
+unsigned bench_distinct_cpus(const int *cpus, unsigned n);
 /* Append HEAD (may be NULL), then PREFIX<name> for every name of the
  * NULL-terminated NAMES (may be NULL), to the comma list in buf: lists of
  * implementations made from the library's kinds at start-up. */

@@ -106,14 +106,7 @@ static int check_common(struct bench_ctx *ctx)
 	const struct bench_exp *e = ctx->exp;
 
 	for (unsigned i = 0; i < o->impls.n; i++) {
-		const char *p = e->impls;
-		size_t len = strlen(o->impls.v[i]);
-		bool found = false;
-		while (p && *p && !found) {
-			size_t n = strcspn(p, ",");
-			found = n == len && !strncmp(p, o->impls.v[i], n);
-			p += n + (p[n] == ',');
-		}
+		bool found = e->impls && bench_in_list(e->impls, o->impls.v[i]);
 		/* in a suite, --impls names rows of some experiment, not of each */
 		if (!found && !o->suite)
 			return bench_error("%s: unknown implementation '%s' (known: %s)", e->name,
