@@ -13,9 +13,6 @@
 #if HWS_HAVE_CK
 #include <ck_barrier.h>
 #endif
-#if HWS_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 enum bkind { B_PTHREAD, B_OMP, B_CXX, B_CK_CENTRAL, B_CK_DISS, B_CK_COMB, B_CK_TOUR, B_HWS };
 
@@ -230,29 +227,8 @@ void bench_barrier_free(struct bench_barrier *b)
 int bench_barrier_team(struct bench_barrier *b, unsigned n, const int *cpus,
 		       void (*fn)(void *arg, unsigned i), void *arg)
 {
-#if HWS_HAVE_OPENMP
-	if (b->kind == B_OMP) {
-		int err = 0;
-		/* GNU OpenMP keeps its pool threads; each pins itself on entry. */
-#pragma omp parallel num_threads(n) shared(err)
-		{
-			unsigned i = (unsigned)omp_get_thread_num();
-			int rc = bench_pin_self(cpus[i]);
-			if (rc) {
-#pragma omp atomic write
-				err = rc;
-			}
-#pragma omp barrier
-			int e;
-#pragma omp atomic read
-			e = err;
-			if (!e && (unsigned)omp_get_num_threads() == n)
-				fn(arg, i);
-		}
-		return err;
-	}
-#endif
-	(void)b;
+	if (b->kind == B_OMP)
+		return bench_omp_team(n, cpus, fn, arg);
 	return bench_run_threads(n, cpus, fn, arg);
 }
 

@@ -11,6 +11,9 @@
 #include <unistd.h>
 #include <hwsync/hwsync.h>
 #include "bench/internal.h"
+#if HWS_HAVE_OPENMP
+#include <omp.h>
+#endif
 
 /* ---- registry ----------------------------------------------------------- */
 static const struct bench_exp *registry[32];
@@ -526,6 +529,35 @@ int bench_run_threads(unsigned n, const int *cpus, void (*fn)(void *arg, unsigne
 	free(t);
 	free(a);
 	return g.err;
+}
+
+int bench_omp_team(unsigned n, const int *cpus, void (*fn)(void *arg, unsigned i), void *arg)
+{
+#if HWS_HAVE_OPENMP
+	int err = 0;
+	/* GNU OpenMP keeps its pool threads; each pins itself on entry. */
+#pragma omp parallel num_threads(n) shared(err)
+	{
+		unsigned i = (unsigned)omp_get_thread_num();
+		int rc = bench_pin_self(cpus[i]);
+		if (!rc && (unsigned)omp_get_num_threads() != n)
+			rc = EAGAIN;   /* a smaller team than asked for */
+		if (rc) {
+#pragma omp atomic write
+			err = rc;
+		}
+#pragma omp barrier
+		int e;
+#pragma omp atomic read
+		e = err;
+		if (!e)
+			fn(arg, i);
+	}
+	return err;
+#else
+	(void)n, (void)cpus, (void)fn, (void)arg;
+	return ENOTSUP;
+#endif
 }
 
 /* ---- the fixed floating-point job -------------------------------------- */

@@ -198,6 +198,11 @@ struct bench_cell *bench_summary_row(struct bench_ctx *ctx, const char *impl,
  * (pinning failures are errors: the caller marks the cell skipped). */
 int bench_run_threads(unsigned n, const int *cpus, void (*fn)(void *arg, unsigned i),
 		      void *arg);
+/* The same on a GNU OpenMP team of n threads, each pinning itself (peers
+ * that only work inside a team: omp locks, omp barrier).  EAGAIN when the
+ * runtime gives a smaller team (fn then runs nowhere), ENOTSUP when built
+ * without OpenMP. */
+int bench_omp_team(unsigned n, const int *cpus, void (*fn)(void *arg, unsigned i), void *arg);
 int bench_pin_self(int cpu);
 
 /* Small fixed floating-point job used by several experiments: C = A x B on

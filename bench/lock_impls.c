@@ -327,31 +327,8 @@ void bench_lock_free(struct bench_lock *l)
 int bench_lock_team(struct bench_lock *l, unsigned n, const int *cpus,
 		    void (*fn)(void *arg, unsigned i), void *arg)
 {
-#if HWS_HAVE_OPENMP
-	if (l->kind == L_OMP_LOCK || l->kind == L_OMP_CRITICAL) {
-		int err = 0;
-		/* GNU OpenMP keeps its pool threads; each pins itself on entry. */
-#pragma omp parallel num_threads(n) shared(err)
-		{
-			unsigned i = (unsigned)omp_get_thread_num();
-			int rc = bench_pin_self(cpus[i]);
-			if (!rc && (unsigned)omp_get_num_threads() != n)
-				rc = EAGAIN;   /* a smaller team than asked for */
-			if (rc) {
-#pragma omp atomic write
-				err = rc;
-			}
-#pragma omp barrier
-			int e;
-#pragma omp atomic read
-			e = err;
-			if (!e)
-				fn(arg, i);
-		}
-		return err;
-	}
-#endif
-	(void)l;   /* only OpenMP teams need it */
+	if (l->kind == L_OMP_LOCK || l->kind == L_OMP_CRITICAL)
+		return bench_omp_team(n, cpus, fn, arg);
 	return bench_run_threads(n, cpus, fn, arg);
 }
 
