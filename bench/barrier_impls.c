@@ -96,8 +96,10 @@ int bench_barrier_new(struct bench_barrier **out, const char *impl, const char *
 		      unsigned n, char *why, size_t whylen)
 {
 	struct bench_barrier *b = bench_zalloc_lines(sizeof *b);
-	if (!b)
+	if (!b) {
+		snprintf(why, whylen, "out of memory");
 		return ENOMEM;
+	}
 	b->n = n;
 	if (!strcmp(impl, "pthread-barrier")) {
 		b->kind = B_PTHREAD;
@@ -157,6 +159,16 @@ unsupported:
 	free(b);
 	return ENOTSUP;
 #endif
+}
+
+int bench_barrier_of(struct bench_cell *c, unsigned n, struct bench_barrier **b)
+{
+	char why[200];
+	int rc = bench_barrier_new(b, c->impl, c->policy[0] ? c->policy : NULL, n, why,
+				   sizeof why);
+	if (rc)
+		snprintf(c->skip, sizeof c->skip, "%s", why);
+	return rc;
 }
 
 void bench_barrier_wait(struct bench_barrier *b, unsigned tid)
@@ -274,4 +286,11 @@ int bench_for_each_barrier(struct bench_ctx *ctx, unsigned n,
 void bench_barrier_impls(char *buf, size_t len)
 {
 	bench_impls_append(buf, len, BENCH_BARRIER_PEERS, "hwsync-", hws_barrier_kinds());
+}
+
+/* From the library's kinds, which are only known at run time. */
+char bench_barrier_all[BENCH_IMPLS_LEN];
+__attribute__((constructor)) static void bench_barrier_all_fill(void)
+{
+	bench_barrier_impls(bench_barrier_all, sizeof bench_barrier_all);
 }

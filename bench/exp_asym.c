@@ -16,7 +16,6 @@
 #define ASYM_BATCH 64   /* iterations per sample */
 
 struct asym_cell {
-	char impl[48], policy[96];
 	unsigned light;
 	uint64_t duration_ns;
 	struct bench_barrier *b;
@@ -58,13 +57,9 @@ static void asym_thread(void *arg, unsigned i)
 static int asym_run(struct bench_ctx *ctx, struct bench_cell *c)
 {
 	struct asym_cell *k = c->priv;
-	char why[200];
-	int rc = bench_barrier_new(&k->b, k->impl, k->policy[0] ? k->policy : NULL, 2, why,
-				   sizeof why);
-	if (rc) {
-		snprintf(c->skip, sizeof c->skip, "%s", why);
+	int rc = bench_barrier_of(c, 2, &k->b);
+	if (rc)
 		return rc;
-	}
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	k->niter = 0;
 	atomic_store(&k->stop_at, UINT32_MAX);
@@ -105,8 +100,6 @@ static int asym_add(struct bench_ctx *ctx, const char *impl, const char *policy,
 	if (!c)
 		return bench_error("out of memory");
 	struct asym_cell *k = c->priv;
-	snprintf(k->impl, sizeof k->impl, "%s", impl);
-	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->light = a->light;
 	k->budget = bench_sample_budget(ctx);
 	if (!(k->iter = malloc(k->budget * sizeof(double))))
@@ -151,9 +144,6 @@ static int asym_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
-/* --impls: filled at start-up from the library's kinds (peers.h). */
-static char asym_impls[BENCH_IMPLS_LEN] = "";
-
 static const struct bench_exp asym = {
 	.name = "asym",
 	.title = "barrier throughput with asymmetric work",
@@ -170,7 +160,7 @@ static const struct bench_exp asym = {
 "METRICS\n"
 "    iteration   time per iteration (work + one barrier), ns and cycles\n"
 "    throughput  barriers (iterations) per second, thousands\n",
-	.impls = asym_impls,
+	.impls = bench_barrier_all,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
 	.def_threads = "2",
@@ -181,8 +171,4 @@ static const struct bench_exp asym = {
 	.run = asym_run,
 	.cleanup = asym_cleanup,
 };
-__attribute__((constructor)) static void asym_impls_fill(void)
-{
-	bench_barrier_impls(asym_impls, sizeof asym_impls);
-}
 BENCH_REGISTER(asym)

@@ -15,7 +15,6 @@
 #include "bench/peers.h"
 
 struct pair_cell {
-	char impl[48], policy[96];
 	unsigned n, nthreads;
 	uint64_t duration_ns;
 	size_t budget;
@@ -65,13 +64,9 @@ static void pair_thread(void *arg, unsigned i)
 static int pair_run(struct bench_ctx *ctx, struct bench_cell *c)
 {
 	struct pair_cell *k = c->priv;
-	char why[200];
-	int rc = bench_barrier_new(&k->b, k->impl, k->policy[0] ? k->policy : NULL, 2, why,
-				   sizeof why);
-	if (rc) {
-		snprintf(c->skip, sizeof c->skip, "%s", why);
+	int rc = bench_barrier_of(c, 2, &k->b);
+	if (rc)
 		return rc;
-	}
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	k->nwork = k->nwake = 0;
 	atomic_store(&k->stop_at, UINT32_MAX);
@@ -116,8 +111,6 @@ static int pair_add(struct bench_ctx *ctx, const char *impl, const char *policy,
 	if (!c)
 		return bench_error("out of memory");
 	struct pair_cell *k = c->priv;
-	snprintf(k->impl, sizeof k->impl, "%s", impl);
-	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->n = a->n;
 	k->budget = bench_sample_budget(ctx);
 	k->twork = malloc(k->budget * sizeof(double));
@@ -161,9 +154,6 @@ static int pair_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
-/* --impls: filled at start-up from the library's kinds (peers.h). */
-static char pair_impls[BENCH_IMPLS_LEN] = "";
-
 static const struct bench_exp barrier_pair = {
 	.name = "barrier-pair",
 	.title = "two-thread barrier: Twork, Twakeup, Tcall",
@@ -174,13 +164,7 @@ static const struct bench_exp barrier_pair = {
 "    the light thread does nothing and waits in the barrier the whole time.\n"
 "    Rows: every barrier implementation; hwsync kinds once per wait policy.\n"
 "\n"
-"    pthread-barrier   pthread_barrier_wait (glibc)\n"
-"    omp-barrier       #pragma omp barrier in a GNU OpenMP team\n"
-"    cxx-barrier       C++20 std::barrier::arrive_and_wait (libstdc++)\n"
-"    ck-centralized    Concurrency Kit ck_barrier_centralized\n"
-"    ck-dissemination  Concurrency Kit ck_barrier_dissemination\n"
-"    ck-combining      Concurrency Kit ck_barrier_combining (groups of two threads)\n"
-"    ck-tournament     Concurrency Kit ck_barrier_tournament\n"
+BENCH_BARRIER_PEERS_HELP
 "    hwsync-KIND       hws_barrier_create(KIND, 2, policy), every kind\n"
 "                      (IMPLEMENTATIONS below)\n"
 "\n"
@@ -188,7 +172,7 @@ static const struct bench_exp barrier_pair = {
 "    twork    the heavy thread's job: larger = the waiting thread interferes more\n"
 "    twakeup  from the heavy thread's arrival to the light thread's departure\n"
 "    tcall    the heavy (last-arriving) thread's time inside the barrier\n",
-	.impls = pair_impls,
+	.impls = bench_barrier_all,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
 	.def_threads = "2",
@@ -199,8 +183,4 @@ static const struct bench_exp barrier_pair = {
 	.run = pair_run,
 	.cleanup = pair_cleanup,
 };
-__attribute__((constructor)) static void pair_impls_fill(void)
-{
-	bench_barrier_impls(pair_impls, sizeof pair_impls);
-}
 BENCH_REGISTER(barrier_pair)

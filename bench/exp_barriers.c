@@ -20,7 +20,6 @@
 #define DEFAULT_POLICIES "spin,pause,futex,adaptive"
 
 struct br_cell {
-	char impl[48], policy[96];
 	unsigned n;
 	uint64_t work_ns, episodes, duration_ns;
 	struct bench_barrier *b;
@@ -93,13 +92,9 @@ static int br_run(struct bench_ctx *ctx, struct bench_cell *c)
 {
 	struct br_cell *k = c->priv;
 	struct bench_energy en;
-	char why[200];
-	int rc = bench_barrier_new(&k->b, k->impl, k->policy[0] ? k->policy : NULL, k->n, why,
-				   sizeof why);
-	if (rc) {
-		snprintf(c->skip, sizeof c->skip, "%s", why);
+	int rc = bench_barrier_of(c, k->n, &k->b);
+	if (rc)
 		return rc;
-	}
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	k->work_tsc = hws_ns_to_tsc(k->work_ns);
 	k->nov = 0;
@@ -162,8 +157,6 @@ static int br_add(struct bench_ctx *ctx, const char *impl, const char *policy, v
 	if (!c)
 		return bench_error("out of memory");
 	struct br_cell *k = c->priv;
-	snprintf(k->impl, sizeof k->impl, "%s", impl);
-	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->n = a->n;
 	k->work_ns = a->work_us * 1000ull;
 	k->episodes = a->episodes;
@@ -217,9 +210,6 @@ static int br_setup(struct bench_ctx *ctx)
 	return 0;
 }
 
-/* --impls: filled at start-up from the library's kinds (peers.h). */
-static char br_impls[BENCH_IMPLS_LEN] = "";
-
 static const struct bench_exp barriers_exp = {
 	.name = "barriers",
 	.title = "barrier overhead per episode with fixed work between barriers",
@@ -234,13 +224,7 @@ static const struct bench_exp barriers_exp = {
 "    policy (default spin, pause, futex, adaptive; --quick pause, futex,\n"
 "    adaptive; --policies for others).\n"
 "\n"
-"    pthread-barrier   pthread_barrier_wait (glibc)\n"
-"    omp-barrier       #pragma omp barrier in a GNU OpenMP team\n"
-"    cxx-barrier       C++20 std::barrier::arrive_and_wait (libstdc++)\n"
-"    ck-centralized    Concurrency Kit ck_barrier_centralized\n"
-"    ck-dissemination  Concurrency Kit ck_barrier_dissemination\n"
-"    ck-combining      Concurrency Kit ck_barrier_combining (groups of two threads)\n"
-"    ck-tournament     Concurrency Kit ck_barrier_tournament\n"
+BENCH_BARRIER_PEERS_HELP
 "    hwsync-KIND       hws_barrier_create(KIND, T, policy), every kind\n"
 "                      (IMPLEMENTATIONS below; pair: two threads only)\n"
 "\n"
@@ -251,7 +235,7 @@ static const struct bench_exp barriers_exp = {
 "    episode        mean episode time, per repetition\n"
 "    episodes       episodes run in the repetition\n"
 "    energy         package energy per episode (uJ), where RAPL is readable\n",
-	.impls = br_impls,
+	.impls = bench_barrier_all,
 	.uses_policies = true,
 	.quick_policies = "pause,futex,adaptive",
 	.def_threads = "2,N",
@@ -262,8 +246,4 @@ static const struct bench_exp barriers_exp = {
 	.run = br_run,
 	.cleanup = br_cleanup,
 };
-__attribute__((constructor)) static void br_impls_fill(void)
-{
-	bench_barrier_impls(br_impls, sizeof br_impls);
-}
 BENCH_REGISTER(barriers_exp)

@@ -22,7 +22,6 @@ struct spr_shared {
 };
 
 struct spr_cell {
-	char impl[48], policy[96];
 	bool serial;
 	struct spr_shared *sh;
 	struct bench_barrier *b;
@@ -69,7 +68,6 @@ static int spr_run(struct bench_ctx *ctx, struct bench_cell *c)
 {
 	struct spr_cell *s = c->priv;
 	struct spr_kernel *k = s->sh->k;
-	char why[200];
 	int rc;
 
 	(void)ctx;
@@ -77,12 +75,8 @@ static int spr_run(struct bench_ctx *ctx, struct bench_cell *c)
 	if (s->serial) {
 		rc = bench_run_threads(1, c->cpus, serial_fn, s);
 	} else {
-		rc = bench_barrier_new(&s->b, s->impl, s->policy[0] ? s->policy : NULL, 2, why,
-				       sizeof why);
-		if (rc) {
-			snprintf(c->skip, sizeof c->skip, "%s", why);
+		if ((rc = bench_barrier_of(c, 2, &s->b)))
 			return rc;
-		}
 		rc = bench_barrier_team(s->b, 2, c->cpus, spr_fn, s);
 		bench_barrier_free(s->b);
 		s->b = NULL;
@@ -131,8 +125,6 @@ static int spr_add_cell(struct bench_ctx *ctx, struct spr_add *a, const char *im
 	if (!c)
 		return bench_error("out of memory");
 	struct spr_cell *s = c->priv;
-	snprintf(s->impl, sizeof s->impl, "%s", impl);
-	snprintf(s->policy, sizeof s->policy, "%s", policy ? policy : "");
 	s->serial = serial;
 	s->sh = a->sh;
 	a->sh->refs++;

@@ -33,7 +33,20 @@ void cxx_barrier_free(struct cxx_barrier *b);
  * comma when buf is not empty. */
 #define BENCH_BARRIER_PEERS "pthread-barrier,omp-barrier,cxx-barrier,ck-centralized," \
 	"ck-dissemination,ck-combining,ck-tournament"
+/* What each of them is, for an experiment's --help: kept next to the names
+ * so that a new peer is described wherever it runs. */
+#define BENCH_BARRIER_PEERS_HELP \
+"    pthread-barrier   pthread_barrier_wait (glibc)\n" \
+"    omp-barrier       #pragma omp barrier in a GNU OpenMP team\n" \
+"    cxx-barrier       C++20 std::barrier::arrive_and_wait (libstdc++)\n" \
+"    ck-centralized    Concurrency Kit ck_barrier_centralized\n" \
+"    ck-dissemination  Concurrency Kit ck_barrier_dissemination\n" \
+"    ck-combining      Concurrency Kit ck_barrier_combining (groups of two threads)\n" \
+"    ck-tournament     Concurrency Kit ck_barrier_tournament\n"
 void bench_barrier_impls(char *buf, size_t len);
+/* That list, filled at start-up: the .impls of experiments that run every
+ * barrier and nothing else. */
+extern char bench_barrier_all[];
 static inline bool bench_barrier_is_hwsync(const char *impl)
 {
 	return impl[0] == 'h' && impl[1] == 'w';
@@ -42,6 +55,10 @@ struct bench_barrier;
 /* 0, or ENOTSUP/EINVAL with the reason in why (the row is then skipped). */
 int bench_barrier_new(struct bench_barrier **b, const char *impl, const char *policy,
 		      unsigned n, char *why, size_t whylen);
+/* bench_barrier_new for n threads of cell c's row (its impl and policy): 0,
+ * or the error with the reason in c->skip (the cell is then skipped). */
+struct bench_cell;
+int bench_barrier_of(struct bench_cell *c, unsigned n, struct bench_barrier **b);
 void bench_barrier_wait(struct bench_barrier *b, unsigned tid);
 void bench_barrier_free(struct bench_barrier *b);
 /* Run fn(arg, i) on n pinned threads the way this barrier needs them (an
