@@ -73,6 +73,15 @@ struct rw_cell {
 	unsigned nrep;
 };
 
+#if HWS_HAVE_CK
+/* Thread i's slot in ck_bytelock: a byte each, numbered from 1; the threads
+ * past them go unslotted. */
+static unsigned byte_slot(const struct rw_lock *l, unsigned i)
+{
+	return i + 1 <= sizeof l->ckbyte.readers ? i + 1 : CK_BYTELOCK_UNSLOTTED;
+}
+#endif
+
 static void rd_lock(struct rw_lock *l, struct rw_thread *t, unsigned i)
 {
 	(void)t, (void)i;
@@ -84,10 +93,7 @@ static void rd_lock(struct rw_lock *l, struct rw_thread *t, unsigned i)
 #if HWS_HAVE_CK
 	case I_CK_RW: ck_rwlock_read_lock(&l->ckrw); break;
 	case I_CK_BR: ck_brlock_read_lock(&l->ckbr, &t->reader); break;
-	case I_CK_BYTE:
-		ck_bytelock_read_lock(&l->ckbyte, i + 1 <= sizeof l->ckbyte.readers ? i + 1
-						  : CK_BYTELOCK_UNSLOTTED);
-		break;
+	case I_CK_BYTE: ck_bytelock_read_lock(&l->ckbyte, byte_slot(l, i)); break;
 #endif
 	default: break;
 	}
@@ -104,10 +110,7 @@ static void rd_unlock(struct rw_lock *l, struct rw_thread *t, unsigned i)
 #if HWS_HAVE_CK
 	case I_CK_RW: ck_rwlock_read_unlock(&l->ckrw); break;
 	case I_CK_BR: ck_brlock_read_unlock(&t->reader); break;
-	case I_CK_BYTE:
-		ck_bytelock_read_unlock(&l->ckbyte, i + 1 <= sizeof l->ckbyte.readers ? i + 1
-						    : CK_BYTELOCK_UNSLOTTED);
-		break;
+	case I_CK_BYTE: ck_bytelock_read_unlock(&l->ckbyte, byte_slot(l, i)); break;
 #endif
 	default: break;
 	}
@@ -124,10 +127,7 @@ static void wr_lock(struct rw_lock *l, unsigned i)
 #if HWS_HAVE_CK
 	case I_CK_RW: ck_rwlock_write_lock(&l->ckrw); break;
 	case I_CK_BR: ck_brlock_write_lock(&l->ckbr); break;
-	case I_CK_BYTE:
-		ck_bytelock_write_lock(&l->ckbyte, i + 1 <= sizeof l->ckbyte.readers ? i + 1
-						   : CK_BYTELOCK_UNSLOTTED);
-		break;
+	case I_CK_BYTE: ck_bytelock_write_lock(&l->ckbyte, byte_slot(l, i)); break;
 #endif
 	default: break;
 	}
@@ -392,17 +392,10 @@ static bool same_group(const struct bench_cell *a, const struct bench_cell *b)
 static double median_of(const struct rw_cell *k)
 {
 	double v[RW_MAX_REPS];
-	unsigned n = k->nrep;
-	if (!n)
-		return NAN;
-	memcpy(v, k->rep, n * sizeof *v);
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	struct bench_summary s;
+	memcpy(v, k->rep, k->nrep * sizeof *v);   /* bench_summarize sorts it */
+	bench_summarize(v, k->nrep, &s);
+	return k->nrep ? s.median : NAN;
 }
 
 static void ratio_row(struct bench_ctx *ctx, const struct bench_cell *a,
