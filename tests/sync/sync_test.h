@@ -50,4 +50,22 @@ static inline void sync_random_delay(uint64_t *seed)
 		test_spin_ns((r >> 8) % 3000);
 }
 
+
+/* A ping-pong of two threads: player((void *)0) moves the ball from 2i to
+ * 2i + 1, player((void *)1) from 2i + 1 to 2i + 2, for i below rounds.  A
+ * lost wake-up hangs the game (the ctest timeout ends it) or, with a timed
+ * wait, fails in the player; the ball must end at 2 * rounds. */
+static inline void sync_pingpong(void *(*player)(void *), _Atomic unsigned *ball,
+				 unsigned rounds)
+{
+	pthread_t a, b;
+
+	atomic_store(ball, 0);
+	CHECK(pthread_create(&a, NULL, player, (void *)0) == 0);
+	CHECK(pthread_create(&b, NULL, player, (void *)1) == 0);
+	CHECK(pthread_join(a, NULL) == 0);
+	CHECK(pthread_join(b, NULL) == 0);
+	CHECK_EQ(atomic_load(ball), 2 * rounds);
+}
+
 #endif

@@ -128,17 +128,11 @@ static void *player(void *arg)
 
 static void stress(const char *kind, const char *policy)
 {
-	pthread_t a, b;
 	uint64_t t0 = test_now_ns();
 	must(hws_lock_create(&lk, kind, policy), "lock create");
 	must(hws_condvar_create(&cv, policy), "condvar create");
-	atomic_store(&ball, 0);
 	rounds = sync_scale(100000);
-	CHECK(pthread_create(&a, NULL, player, (void *)0) == 0);
-	CHECK(pthread_create(&b, NULL, player, (void *)1) == 0);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
-	CHECK_EQ(atomic_load(&ball), 2 * rounds);
+	sync_pingpong(player, &ball, rounds);
 	hws_condvar_destroy(cv);
 	hws_lock_destroy(lk);
 	fprintf(stderr, "  condvar %-6s %-8s %u rounds %.2f s\n", kind, policy, rounds,

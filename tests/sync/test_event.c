@@ -168,17 +168,11 @@ static void *player(void *arg)
 
 static void pingpong(const char *policy)
 {
-	pthread_t a, b;
 	uint64_t t0 = test_now_ns();
 	CHECK_EQ(hws_event_create(&to_a, policy), 0);
 	CHECK_EQ(hws_event_create(&to_b, policy), 0);
-	atomic_store(&ball, 0);
 	rounds = sync_scale(100000);
-	CHECK(pthread_create(&a, NULL, player, (void *)0) == 0);
-	CHECK(pthread_create(&b, NULL, player, (void *)1) == 0);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
-	CHECK_EQ(atomic_load(&ball), 2 * rounds);
+	sync_pingpong(player, &ball, rounds);
 	hws_event_destroy(to_a);
 	hws_event_destroy(to_b);
 	fprintf(stderr, "  pingpong %-8s %u rounds %.2f s\n", policy, rounds,
