@@ -67,6 +67,25 @@ static void slow(int i, int last)
 		usleep(DELAY_US);
 }
 
+/* Round r's value of slot i of a loop buffer, its last slot written late. */
+static void write_slot(long *b, int r, int i)
+{
+	slow(i, M - 1);
+	b[i] = (long)r * M + i + 1;
+}
+
+/* What this thread reads of round r's loop buffer once the barrier let it
+ * through: the sum, a wrong one counted in *bad (atomic: the team shares it). */
+static long read_round(const long *b, int r, long *bad)
+{
+	long s = sum_buf(b, M);
+	if (s != want_sum(r)) {
+#pragma omp atomic
+		(*bad)++;
+	}
+	return s;
+}
+
 static long phase_loop(int guided, long *bad)
 {
 	long check = 0;
@@ -75,23 +94,14 @@ static long phase_loop(int guided, long *bad)
 		long *b = buf[r & 1];
 		if (guided) {
 #pragma omp for schedule(guided, 1)
-			for (int i = 0; i < M; i++) {
-				slow(i, M - 1);
-				b[i] = (long)r * M + i + 1;
-			}
+			for (int i = 0; i < M; i++)
+				write_slot(b, r, i);
 		} else {
 #pragma omp for schedule(dynamic, 1)
-			for (int i = 0; i < M; i++) {
-				slow(i, M - 1);
-				b[i] = (long)r * M + i + 1;
-			}
+			for (int i = 0; i < M; i++)
+				write_slot(b, r, i);
 		}
-		long s = sum_buf(b, M);
-		if (s != want_sum(r)) {
-#pragma omp atomic
-			(*bad)++;
-		}
-		check += s;
+		check += read_round(b, r, bad);
 	}
 	return check;
 }
@@ -159,17 +169,9 @@ static long phase_loop_tasks(long *bad)
 #pragma omp for schedule(dynamic, 4)
 		for (int i = 0; i < M; i++) {
 #pragma omp task firstprivate(i, r, b)
-			{
-				slow(i, M - 1);
-				b[i] = (long)r * M + i + 1;
-			}
+			write_slot(b, r, i);
 		}
-		long s = sum_buf(b, M);
-		if (s != want_sum(r)) {
-#pragma omp atomic
-			(*bad)++;
-		}
-		check += s;
+		check += read_round(b, r, bad);
 	}
 	return check;
 }
@@ -209,13 +211,9 @@ static long phase_combined_for(long *bad)
 	for (int r = 0; r < ROUNDS; r++) {
 		long *b = buf[r & 1];
 #pragma omp parallel for schedule(dynamic, 1)
-		for (int i = 0; i < M; i++) {
-			slow(i, M - 1);
-			b[i] = (long)r * M + i + 1;
-		}
-		long s = sum_buf(b, M);
-		*bad += s != want_sum(r);
-		check += s;
+		for (int i = 0; i < M; i++)
+			write_slot(b, r, i);
+		check += read_round(b, r, bad);
 	}
 	return check;
 }
@@ -257,17 +255,10 @@ static long phase_nested(long *bad)
 		for (int r = 0; r < ROUNDS / 2; r++) {
 			long *b = nb[outer & 7][r & 1];
 #pragma omp for schedule(dynamic, 1)
-			for (int i = 0; i < M; i++) {
-				slow(i, M - 1);
-				b[i] = (long)r * M + i + 1;
-			}
-			long s = sum_buf(b, M);
+			for (int i = 0; i < M; i++)
+				write_slot(b, r, i);
+			check += read_round(b, r, bad);
 #pragma omp barrier
-			if (s != want_sum(r)) {
-#pragma omp atomic
-				(*bad)++;
-			}
-			check += s;
 		}
 	}
 	omp_set_max_active_levels(1);
@@ -278,26 +269,21 @@ static long phase_nested(long *bad)
  * fork of its own: rounds of plain `#pragma omp barrier`. */
 static long phase_deep(long *bad)
 {
-	long check = 0, wrong = 0;
+	long check = 0;
 #pragma omp parallel num_threads(1)
 #pragma omp parallel num_threads(1)
 #pragma omp parallel num_threads(1)
 #pragma omp parallel num_threads(1)
 #pragma omp parallel num_threads(1)
-#pragma omp parallel num_threads(2) reduction(+ : check, wrong)
+#pragma omp parallel num_threads(2) reduction(+ : check)
 	for (int r = 0; r < ROUNDS; r++) {
 		long *b = buf[r & 1];
 		int me = omp_get_thread_num(), n = omp_get_num_threads();
-		for (int i = me; i < M; i += n) {
-			slow(i, M - 1);
-			b[i] = (long)r * M + i + 1;
-		}
+		for (int i = me; i < M; i += n)
+			write_slot(b, r, i);
 #pragma omp barrier
-		long s = sum_buf(b, M);
-		wrong += s != want_sum(r);
-		check += s;
+		check += read_round(b, r, bad);
 	}
-	*bad += wrong;
 	return check;
 }
 
@@ -307,19 +293,18 @@ static long phase_task_reduction(long *bad)
 {
 	long check = 0;
 	for (int r = 0; r < ROUNDS / 2; r++) {
-		long *b = buf[r & 1], t = 0, wrong = 0;
-#pragma omp parallel reduction(task, + : t) reduction(+ : wrong)
+		long *b = buf[r & 1], t = 0;
+#pragma omp parallel reduction(task, + : t)
 		{
 #pragma omp for schedule(dynamic, 1)
 			for (int i = 0; i < M; i++) {
-				slow(i, M - 1);
-				b[i] = (long)r * M + i + 1;
+				write_slot(b, r, i);
 #pragma omp task in_reduction(+ : t) firstprivate(i)
 				t += i;
 			}
-			wrong += sum_buf(b, M) != want_sum(r);
+			read_round(b, r, bad);
 		}
-		*bad += wrong + (t != (long)M * (M - 1) / 2);
+		*bad += t != (long)M * (M - 1) / 2;
 		check += t;
 	}
 	return check;
@@ -330,24 +315,19 @@ static long phase_task_reduction(long *bad)
 static long phase_teams(long *bad)
 {
 	static long tb[4][M];
-	long check = 0, wrong = 0;
-#pragma omp teams num_teams(2) reduction(+ : check, wrong)
+	long check = 0;
+#pragma omp teams num_teams(2) reduction(+ : check)
 	{
 		int team = omp_get_team_num() & 3;
-#pragma omp parallel reduction(+ : check, wrong)
+#pragma omp parallel reduction(+ : check)
 		for (int r = 0; r < ROUNDS / 2; r++) {
 			long *b = tb[(team << 1) | (r & 1)];
 #pragma omp for schedule(guided, 1)
-			for (int i = 0; i < M; i++) {
-				slow(i, M - 1);
-				b[i] = (long)r * M + i + 1;
-			}
-			long s = sum_buf(b, M);
-			wrong += s != want_sum(r);
-			check += s;
+			for (int i = 0; i < M; i++)
+				write_slot(b, r, i);
+			check += read_round(b, r, bad);
 		}
 	}
-	*bad += wrong;
 	return check;
 }
 
