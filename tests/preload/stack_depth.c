@@ -151,28 +151,60 @@ static struct timespec in(clockid_t c, long ms)
 	return in_ms(c, ms);
 }
 
+/* Most steps below are one call on one object, written as one line each.
+ * CALL: a measured call that leaves what it returns in rc.  CALL_IN: the
+ * same, t being a deadline ms milliseconds ahead on clock c.  STEP: a
+ * step that is not measured. */
+#define CALL(name, expr) static void name(void) { rc = (expr); }
+#define CALL_IN(name, c, ms, expr) \
+	static void name(void) { struct timespec t = in(c, ms); rc = (expr); }
+#define STEP(name, stmt) static void name(void) { stmt; }
+
+/* Helper tasks on one object, given how to take it and give it back.
+ * HOLD: take it, say so (hflag), keep it HOLD_MS, so that a call waits.
+ * HOLD_LONG: take it, say so, keep it until the small stack is done
+ * (dflag), so that a try fails or a timed wait times out.
+ * TAKE: once the small stack holds it (dflag), say so and wait for it, so
+ * that the small stack's release wakes a waiter; the small stack's side is
+ * HOLD_FOR_TAKER, a prep step that takes it, lets the helper go and gives
+ * it HOLD_MS to fall asleep taking it. */
+#define HOLD(name, take, give)				\
+static void name(void)					\
+{							\
+	take;						\
+	atomic_store(&hflag, 1);			\
+	sleep_ms(HOLD_MS);				\
+	give;						\
+}
+#define HOLD_LONG(name, take, give)			\
+static void name(void)					\
+{							\
+	take;						\
+	atomic_store(&hflag, 1);			\
+	await(&dflag);					\
+	give;						\
+}
+#define TAKE(name, take, give)				\
+static void name(void)					\
+{							\
+	await(&dflag);					\
+	atomic_store(&hflag, 1);			\
+	take;						\
+	give;						\
+}
+#define HOLD_FOR_TAKER(name, take)			\
+static void name(void)					\
+{							\
+	take;						\
+	atomic_store(&dflag, 1);			\
+	await(&hflag);					\
+	sleep_ms(HOLD_MS);				\
+}
+
 /* helper tasks */
-static void h_hold_m1(void)
-{
-	pthread_mutex_lock(&m1);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	pthread_mutex_unlock(&m1);
-}
-static void h_hold_m1_long(void)
-{
-	pthread_mutex_lock(&m1);
-	atomic_store(&hflag, 1);
-	await(&dflag);
-	pthread_mutex_unlock(&m1);
-}
-static void h_take_m1(void)
-{
-	await(&dflag);
-	atomic_store(&hflag, 1);
-	pthread_mutex_lock(&m1);
-	pthread_mutex_unlock(&m1);
-}
+HOLD(h_hold_m1, pthread_mutex_lock(&m1), pthread_mutex_unlock(&m1))
+HOLD_LONG(h_hold_m1_long, pthread_mutex_lock(&m1), pthread_mutex_unlock(&m1))
+TAKE(h_take_m1, pthread_mutex_lock(&m1), pthread_mutex_unlock(&m1))
 static void h_signal_c0(void)
 {
 	await(&dflag);
@@ -212,13 +244,7 @@ static void h_barrier_b0(void)
 	atomic_store(&hflag, 1);
 	pthread_barrier_wait(&b0);
 }
-static void h_hold_spin(void)
-{
-	pthread_spin_lock(&sl);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	pthread_spin_unlock(&sl);
-}
+HOLD(h_hold_spin, pthread_spin_lock(&sl), pthread_spin_unlock(&sl))
 
 /* prep/post steps on the small stack, not measured */
 static void p_await(void)
@@ -229,25 +255,10 @@ static void p_go(void)
 {
 	atomic_store(&dflag, 1);
 }
-static void p_lock_m1_then_helper_waits(void)
-{
-	pthread_mutex_lock(&m1);
-	atomic_store(&dflag, 1);
-	await(&hflag);
-	sleep_ms(HOLD_MS);   /* the helper is asleep in pthread_mutex_lock */
-}
-static void p_unlock_m1(void)
-{
-	pthread_mutex_unlock(&m1);
-}
-static void p_lock_m0(void)
-{
-	pthread_mutex_lock(&m0);
-}
-static void p_unlock_m0(void)
-{
-	pthread_mutex_unlock(&m0);
-}
+HOLD_FOR_TAKER(p_lock_m1_then_helper_waits, pthread_mutex_lock(&m1))
+STEP(p_unlock_m1, pthread_mutex_unlock(&m1))
+STEP(p_lock_m0, pthread_mutex_lock(&m0))
+STEP(p_unlock_m0, pthread_mutex_unlock(&m0))
 static void p_cond_waiter(void)
 {
 	await(&hflag);
@@ -261,18 +272,11 @@ static void p_lock_mc_go(void)
 	pthread_mutex_lock(&mc);
 	atomic_store(&dflag, 1);
 }
-static void p_unlock_mc(void)
-{
-	pthread_mutex_unlock(&mc);
-}
+STEP(p_unlock_mc, pthread_mutex_unlock(&mc))
 static void p_await_sleep(void)
 {
 	await(&hflag);
 	sleep_ms(HOLD_MS);
-}
-static void p_release_helper(void)
-{
-	atomic_store(&dflag, 1);
 }
 
 /* measured calls */
@@ -281,38 +285,14 @@ static void c_mutex_first(void)
 	rc = pthread_mutex_lock(&m0);
 	rc |= pthread_mutex_unlock(&m0);
 }
-static void c_cond_timedwait_first(void)
-{
-	struct timespec t = in(CLOCK_REALTIME, 10);
-	rc = pthread_cond_timedwait(&c2, &m0, &t);
-}
-static void c_mutex_lock_m1(void)
-{
-	rc = pthread_mutex_lock(&m1);
-}
-static void c_mutex_unlock_m1(void)
-{
-	rc = pthread_mutex_unlock(&m1);
-}
-static void c_mutex_trylock_m1(void)
-{
-	rc = pthread_mutex_trylock(&m1);
-}
-static void c_mutex_timedlock_expires(void)
-{
-	struct timespec t = in(CLOCK_REALTIME, 10);
-	rc = pthread_mutex_timedlock(&m1, &t);
-}
-static void c_mutex_timedlock(void)
-{
-	struct timespec t = in(CLOCK_REALTIME, 10000);
-	rc = pthread_mutex_timedlock(&m1, &t);
-}
-static void c_mutex_clocklock(void)
-{
-	struct timespec t = in(CLOCK_MONOTONIC, 10000);
-	rc = pthread_mutex_clocklock(&m1, CLOCK_MONOTONIC, &t);
-}
+CALL_IN(c_cond_timedwait_first, CLOCK_REALTIME, 10, pthread_cond_timedwait(&c2, &m0, &t))
+CALL(c_mutex_lock_m1, pthread_mutex_lock(&m1))
+CALL(c_mutex_unlock_m1, pthread_mutex_unlock(&m1))
+CALL(c_mutex_trylock_m1, pthread_mutex_trylock(&m1))
+CALL_IN(c_mutex_timedlock_expires, CLOCK_REALTIME, 10, pthread_mutex_timedlock(&m1, &t))
+CALL_IN(c_mutex_timedlock, CLOCK_REALTIME, 10000, pthread_mutex_timedlock(&m1, &t))
+CALL_IN(c_mutex_clocklock, CLOCK_MONOTONIC, 10000,
+	pthread_mutex_clocklock(&m1, CLOCK_MONOTONIC, &t))
 static void c_mutex_init_destroy(void)
 {
 	rc = pthread_mutex_init(&m2, NULL);
@@ -324,19 +304,10 @@ static void c_cond_wait(void)
 	while (!pred && !rc)
 		rc = pthread_cond_wait(&c0, &mc);
 }
-static void c_cond_signal(void)
-{
-	rc = pthread_cond_signal(&c1);
-}
-static void c_cond_broadcast(void)
-{
-	rc = pthread_cond_broadcast(&c1);
-}
-static void c_cond_clockwait(void)
-{
-	struct timespec t = in(CLOCK_MONOTONIC, 10);
-	rc = pthread_cond_clockwait(&c2, &m0, CLOCK_MONOTONIC, &t);
-}
+CALL(c_cond_signal, pthread_cond_signal(&c1))
+CALL(c_cond_broadcast, pthread_cond_broadcast(&c1))
+CALL_IN(c_cond_clockwait, CLOCK_MONOTONIC, 10,
+	pthread_cond_clockwait(&c2, &m0, CLOCK_MONOTONIC, &t))
 static void c_cond_init_destroy(void)
 {
 	rc = pthread_cond_init(&c0, NULL);
@@ -348,24 +319,11 @@ static void c_sem_init(void)
 	rc = sem_init(&s0, 0, 0);
 	rc |= sem_init(&s1, 0, 0);
 }
-static void c_sem_wait(void)
-{
-	rc = sem_wait(&s0) ? errno : 0;
-}
-static void c_sem_post(void)
-{
-	rc = sem_post(&s0) ? errno : 0;
-}
-static void c_sem_timedwait(void)
-{
-	struct timespec t = in(CLOCK_REALTIME, 10);
-	rc = sem_timedwait(&s1, &t) ? errno : 0;
-}
-static void c_sem_clockwait(void)
-{
-	struct timespec t = in(CLOCK_MONOTONIC, 10);
-	rc = sem_clockwait(&s1, CLOCK_MONOTONIC, &t) ? errno : 0;
-}
+CALL(c_sem_wait, sem_wait(&s0) ? errno : 0)
+CALL(c_sem_post, sem_post(&s0) ? errno : 0)
+CALL_IN(c_sem_timedwait, CLOCK_REALTIME, 10, sem_timedwait(&s1, &t) ? errno : 0)
+CALL_IN(c_sem_clockwait, CLOCK_MONOTONIC, 10,
+	sem_clockwait(&s1, CLOCK_MONOTONIC, &t) ? errno : 0)
 static void c_sem_trywait(void)
 {
 	int v;
@@ -393,18 +351,9 @@ static void c_barrier_alone(void)
 	rc = pthread_barrier_wait(&b1) == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : -1;
 	rc |= pthread_barrier_destroy(&b1);
 }
-static void c_spin_init(void)
-{
-	rc = pthread_spin_init(&sl, PTHREAD_PROCESS_PRIVATE);
-}
-static void c_spin_lock(void)
-{
-	rc = pthread_spin_lock(&sl);
-}
-static void c_spin_unlock(void)
-{
-	rc = pthread_spin_unlock(&sl);
-}
+CALL(c_spin_init, pthread_spin_init(&sl, PTHREAD_PROCESS_PRIVATE))
+CALL(c_spin_lock, pthread_spin_lock(&sl))
+CALL(c_spin_unlock, pthread_spin_unlock(&sl))
 static void c_spin_trylock(void)
 {
 	rc = pthread_spin_trylock(&sl);
@@ -460,56 +409,14 @@ static void c_canceltype(void)
  * preferring one */
 static pthread_rwlock_t rw0, rw1, rww;
 
-static void h_rd_rw1_long(void)
-{
-	pthread_rwlock_rdlock(&rw1);
-	atomic_store(&hflag, 1);
-	await(&dflag);
-	pthread_rwlock_unlock(&rw1);
-}
-static void h_rd_rw1(void)
-{
-	pthread_rwlock_rdlock(&rw1);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	pthread_rwlock_unlock(&rw1);
-}
-static void h_wr_rw1(void)
-{
-	pthread_rwlock_wrlock(&rw1);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	pthread_rwlock_unlock(&rw1);
-}
-static void h_take_wr_rw1(void)
-{
-	await(&dflag);
-	atomic_store(&hflag, 1);
-	pthread_rwlock_wrlock(&rw1);
-	pthread_rwlock_unlock(&rw1);
-}
-static void h_wr_rww(void)
-{
-	pthread_rwlock_wrlock(&rww);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	pthread_rwlock_unlock(&rww);
-}
-static void p_rd_rw1_then_writer_waits(void)
-{
-	pthread_rwlock_rdlock(&rw1);
-	atomic_store(&dflag, 1);
-	await(&hflag);
-	sleep_ms(HOLD_MS);   /* the helper is asleep in pthread_rwlock_wrlock */
-}
-static void p_unlock_rw1(void)
-{
-	pthread_rwlock_unlock(&rw1);
-}
-static void p_unlock_rww(void)
-{
-	pthread_rwlock_unlock(&rww);
-}
+HOLD_LONG(h_rd_rw1_long, pthread_rwlock_rdlock(&rw1), pthread_rwlock_unlock(&rw1))
+HOLD(h_rd_rw1, pthread_rwlock_rdlock(&rw1), pthread_rwlock_unlock(&rw1))
+HOLD(h_wr_rw1, pthread_rwlock_wrlock(&rw1), pthread_rwlock_unlock(&rw1))
+TAKE(h_take_wr_rw1, pthread_rwlock_wrlock(&rw1), pthread_rwlock_unlock(&rw1))
+HOLD(h_wr_rww, pthread_rwlock_wrlock(&rww), pthread_rwlock_unlock(&rww))
+HOLD_FOR_TAKER(p_rd_rw1_then_writer_waits, pthread_rwlock_rdlock(&rw1))
+STEP(p_unlock_rw1, pthread_rwlock_unlock(&rw1))
+STEP(p_unlock_rww, pthread_rwlock_unlock(&rww))
 static void c_rw_first(void)
 {
 	rc = pthread_rwlock_rdlock(&rw0);
@@ -527,42 +434,16 @@ static void c_rw_init(void)
 	rc |= pthread_rwlock_destroy(&rw0);
 	pthread_rwlockattr_destroy(&a);
 }
-static void c_rw_wrlock_rw1(void)
-{
-	rc = pthread_rwlock_wrlock(&rw1);
-}
-static void c_rw_rdlock_rw1(void)
-{
-	rc = pthread_rwlock_rdlock(&rw1);
-}
-static void c_rw_unlock_rw1(void)
-{
-	rc = pthread_rwlock_unlock(&rw1);
-}
-static void c_rw_trywrlock_rw1(void)
-{
-	rc = pthread_rwlock_trywrlock(&rw1);
-}
-static void c_rw_timedwrlock_expires(void)
-{
-	struct timespec t = in(CLOCK_REALTIME, 10);
-	rc = pthread_rwlock_timedwrlock(&rw1, &t);
-}
-static void c_rw_clockrdlock(void)
-{
-	struct timespec t = in(CLOCK_MONOTONIC, 10000);
-	rc = pthread_rwlock_clockrdlock(&rw1, CLOCK_MONOTONIC, &t);
-}
-static void c_rw_timedrdlock(void)
-{
-	struct timespec t = in(CLOCK_REALTIME, 10000);
-	rc = pthread_rwlock_timedrdlock(&rw1, &t);
-}
-static void c_rw_clockwrlock_rww(void)
-{
-	struct timespec t = in(CLOCK_MONOTONIC, 10000);
-	rc = pthread_rwlock_clockwrlock(&rww, CLOCK_MONOTONIC, &t);
-}
+CALL(c_rw_wrlock_rw1, pthread_rwlock_wrlock(&rw1))
+CALL(c_rw_rdlock_rw1, pthread_rwlock_rdlock(&rw1))
+CALL(c_rw_unlock_rw1, pthread_rwlock_unlock(&rw1))
+CALL(c_rw_trywrlock_rw1, pthread_rwlock_trywrlock(&rw1))
+CALL_IN(c_rw_timedwrlock_expires, CLOCK_REALTIME, 10, pthread_rwlock_timedwrlock(&rw1, &t))
+CALL_IN(c_rw_clockrdlock, CLOCK_MONOTONIC, 10000,
+	pthread_rwlock_clockrdlock(&rw1, CLOCK_MONOTONIC, &t))
+CALL_IN(c_rw_timedrdlock, CLOCK_REALTIME, 10000, pthread_rwlock_timedrdlock(&rw1, &t))
+CALL_IN(c_rw_clockwrlock_rww, CLOCK_MONOTONIC, 10000,
+	pthread_rwlock_clockwrlock(&rww, CLOCK_MONOTONIC, &t))
 static void c_rw_tryrdlock_rww(void)
 {
 	rc = pthread_rwlock_tryrdlock(&rww);
@@ -574,34 +455,10 @@ static void c_rw_tryrdlock_rww(void)
 static omp_lock_t ol;
 static omp_nest_lock_t onl;
 
-static void h_hold_ol(void)
-{
-	omp_set_lock(&ol);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	omp_unset_lock(&ol);
-}
-static void h_take_ol(void)
-{
-	await(&dflag);
-	atomic_store(&hflag, 1);
-	omp_set_lock(&ol);
-	omp_unset_lock(&ol);
-}
-static void h_hold_ol_long(void)
-{
-	omp_set_lock(&ol);
-	atomic_store(&hflag, 1);
-	await(&dflag);
-	omp_unset_lock(&ol);
-}
-static void h_hold_onl(void)
-{
-	omp_set_nest_lock(&onl);
-	atomic_store(&hflag, 1);
-	sleep_ms(HOLD_MS);
-	omp_unset_nest_lock(&onl);
-}
+HOLD(h_hold_ol, omp_set_lock(&ol), omp_unset_lock(&ol))
+TAKE(h_take_ol, omp_set_lock(&ol), omp_unset_lock(&ol))
+HOLD_LONG(h_hold_ol_long, omp_set_lock(&ol), omp_unset_lock(&ol))
+HOLD(h_hold_onl, omp_set_nest_lock(&onl), omp_unset_nest_lock(&onl))
 static void h_hold_critical(void)
 {
 #pragma omp critical
@@ -618,17 +475,8 @@ static void h_hold_named(void)
 		sleep_ms(HOLD_MS);
 	}
 }
-static void p_set_ol_then_helper_waits(void)
-{
-	omp_set_lock(&ol);
-	atomic_store(&dflag, 1);
-	await(&hflag);
-	sleep_ms(HOLD_MS);
-}
-static void p_unset_ol(void)
-{
-	omp_unset_lock(&ol);
-}
+HOLD_FOR_TAKER(p_set_ol_then_helper_waits, omp_set_lock(&ol))
+STEP(p_unset_ol, omp_unset_lock(&ol))
 static void p_unset_onl(void)
 {
 	omp_unset_nest_lock(&onl);
@@ -650,10 +498,7 @@ static void c_omp_unset(void)
 	omp_unset_lock(&ol);
 	rc = 0;
 }
-static void c_omp_test_busy(void)
-{
-	rc = omp_test_lock(&ol);
-}
+CALL(c_omp_test_busy, omp_test_lock(&ol))
 static void c_omp_nest_set(void)
 {
 	omp_set_nest_lock(&onl);
@@ -696,10 +541,10 @@ static const struct op ops[] = {
 	{ "mutex lock, contended", h_hold_m1, p_await, c_mutex_lock_m1, p_unlock_m1, 0 },
 	{ "mutex unlock, waking a waiter", h_take_m1, p_lock_m1_then_helper_waits,
 	  c_mutex_unlock_m1, NULL, 0 },
-	{ "mutex trylock, busy", h_hold_m1_long, p_await, c_mutex_trylock_m1, p_release_helper,
+	{ "mutex trylock, busy", h_hold_m1_long, p_await, c_mutex_trylock_m1, p_go,
 	  EBUSY },
 	{ "mutex timedlock, times out", h_hold_m1_long, p_await, c_mutex_timedlock_expires,
-	  p_release_helper, ETIMEDOUT },
+	  p_go, ETIMEDOUT },
 	{ "mutex timedlock, contended", h_hold_m1, p_await, c_mutex_timedlock, p_unlock_m1, 0 },
 	{ "mutex clocklock, contended", h_hold_m1, p_await, c_mutex_clocklock, p_unlock_m1, 0 },
 	{ "mutex init+destroy", NULL, NULL, c_mutex_init_destroy, NULL, 0 },
@@ -731,10 +576,10 @@ static const struct op ops[] = {
 	{ "rwlock rdlock, a writer inside", h_wr_rw1, p_await, c_rw_rdlock_rw1, p_unlock_rw1, 0 },
 	{ "rwlock unlock, waking a writer", h_take_wr_rw1, p_rd_rw1_then_writer_waits,
 	  c_rw_unlock_rw1, NULL, 0 },
-	{ "rwlock trywrlock, busy", h_rd_rw1_long, p_await, c_rw_trywrlock_rw1, p_release_helper,
+	{ "rwlock trywrlock, busy", h_rd_rw1_long, p_await, c_rw_trywrlock_rw1, p_go,
 	  EBUSY },
 	{ "rwlock timedwrlock, times out", h_rd_rw1_long, p_await, c_rw_timedwrlock_expires,
-	  p_release_helper, ETIMEDOUT },
+	  p_go, ETIMEDOUT },
 	{ "rwlock timedrdlock, a writer inside", h_wr_rw1, p_await, c_rw_timedrdlock,
 	  p_unlock_rw1, 0 },
 	{ "rwlock clockrdlock, a writer inside", h_wr_rw1, p_await, c_rw_clockrdlock,
@@ -751,7 +596,7 @@ static const struct op ops[] = {
 	{ "omp set lock, contended", h_hold_ol, p_await, c_omp_set, p_unset_ol, 0 },
 	{ "omp unset lock, waking a waiter", h_take_ol, p_set_ol_then_helper_waits, c_omp_unset,
 	  NULL, 0 },
-	{ "omp test lock, busy", h_hold_ol_long, p_await, c_omp_test_busy, p_release_helper, 0 },
+	{ "omp test lock, busy", h_hold_ol_long, p_await, c_omp_test_busy, p_go, 0 },
 	{ "omp nest lock set x2, test, contended", h_hold_onl, p_await, c_omp_nest_set,
 	  p_unset_onl, 0 },
 	{ "omp critical, contended", h_hold_critical, p_await, c_critical, NULL, 0 },
