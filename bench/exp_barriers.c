@@ -25,9 +25,7 @@ struct br_cell {
 	struct bench_barrier *b;
 	struct { _Alignas(HWS_CACHELINE) _Atomic uint64_t v; } stop_at;   /* last episode */
 	uint64_t work_tsc, t_first, t_last, done;
-	double *ovh;                  /* reservoir of per-episode overheads (cycles) */
-	size_t nov, cap;
-	uint64_t rng;
+	struct bench_reservoir ovh;   /* per-episode overheads (cycles) */
 };
 
 /* W of work: integer arithmetic until the TSC says W has passed. */
@@ -44,7 +42,7 @@ static uint64_t work_for(uint64_t ticks, uint64_t seed)
 static void br_thread(void *arg, unsigned i)
 {
 	struct br_cell *k = arg;
-	uint64_t sink = 0, prev, end_tsc = 0, seen = 0;
+	uint64_t sink = 0, prev, end_tsc = 0;
 
 	bench_barrier_wait(k->b, i);   /* start together; not counted */
 	prev = hws_tsc();
@@ -62,17 +60,7 @@ static void br_thread(void *arg, unsigned i)
 			uint64_t now = hws_tsc(), d = now - prev;
 			double o = d > k->work_tsc ? (double)(d - k->work_tsc) : 0;
 			prev = now;
-			if (k->nov < k->cap) {
-				k->ovh[k->nov++] = o;
-			} else {   /* reservoir sample (Algorithm R) */
-				k->rng ^= k->rng << 13;
-				k->rng ^= k->rng >> 7;
-				k->rng ^= k->rng << 17;
-				uint64_t r = k->rng % (seen + 1);
-				if (r < k->cap)
-					k->ovh[r] = o;
-			}
-			seen++;
+			bench_reservoir_add(&k->ovh, o);
 		}
 		/* relaxed: written once, before the barrier of episode stop_at; a thread
 		 * that reads it earlier sees a value that is not its episode */
@@ -97,11 +85,12 @@ static int br_run(struct bench_ctx *ctx, struct bench_cell *c)
 		return rc;
 	k->duration_ns = bench_opts(ctx)->duration_ns;
 	k->work_tsc = hws_ns_to_tsc(k->work_ns);
-	k->nov = 0;
-	k->cap = bench_sample_budget(ctx);
-	k->rng = 0x9E3779B97F4A7C15ull + c->rep;
-	k->ovh = malloc(k->cap * sizeof *k->ovh);
-	if (!k->ovh) {
+	k->ovh.n = 0;
+	k->ovh.seen = 0;
+	k->ovh.cap = bench_sample_budget(ctx);
+	k->ovh.rng = 0x9E3779B97F4A7C15ull + c->rep;
+	k->ovh.v = malloc(k->ovh.cap * sizeof *k->ovh.v);
+	if (!k->ovh.v) {
 		bench_barrier_free(k->b);
 		snprintf(c->skip, sizeof c->skip, "out of memory");
 		return ENOMEM;
@@ -113,14 +102,14 @@ static int br_run(struct bench_ctx *ctx, struct bench_cell *c)
 	bench_barrier_free(k->b);
 	k->b = NULL;
 	if (rc) {
-		free(k->ovh);
+		free(k->ovh.v);
 		snprintf(c->skip, sizeof c->skip, "cannot run the threads: %s", strerror(rc));
 		return rc;
 	}
-	for (size_t s = 0; s < k->nov; s++)
-		bench_sample_cycles(c, "overhead", (uint64_t)k->ovh[s]);
-	free(k->ovh);
-	k->ovh = NULL;
+	for (size_t s = 0; s < k->ovh.n; s++)
+		bench_sample_cycles(c, "overhead", (uint64_t)k->ovh.v[s]);
+	free(k->ovh.v);
+	k->ovh.v = NULL;
 	double per = (double)(k->t_last - k->t_first) / (double)k->done;
 	bench_sample_cycles(c, "mean_overhead", per > (double)k->work_tsc ?
 				(uint64_t)(per - (double)k->work_tsc) : 0);
@@ -136,7 +125,7 @@ static void br_cleanup(struct bench_cell *c)
 	struct br_cell *k = c->priv;
 	if (!k)
 		return;
-	free(k->ovh);
+	free(k->ovh.v);
 	free(k);
 	c->priv = NULL;
 }

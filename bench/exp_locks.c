@@ -31,11 +31,10 @@
 
 struct lk_thread {
 	_Alignas(HWS_CACHELINE) uint64_t acqs;   /* acquired inside the window */
-	uint64_t total, exit_tsc, rng, seen;
+	uint64_t total, exit_tsc;
 	uint64_t worst;                           /* longest entry to acquired, cycles */
 	uint64_t cpu_ns;                          /* the thread's CPU time in the row */
-	double *lat;                              /* reservoir of acquire latencies */
-	size_t nlat, cap;
+	struct bench_reservoir lat;               /* acquire latencies */
 	struct chrome_trace_ev *tr;                 /* first acquisitions, when tracing */
 	size_t ntr, trcap;
 };
@@ -59,15 +58,6 @@ struct lk_cell {
 	bool have_warm;
 	char label[200];
 };
-
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 static void lk_thread_fn(void *arg, unsigned i)
 {
@@ -109,15 +99,8 @@ static void lk_thread_fn(void *arg, unsigned i)
 		t->worst = t1 - t0 > t->worst ? t1 - t0 : t->worst;
 		if (t->ntr < t->trcap)
 			t->tr[t->ntr++] = (struct chrome_trace_ev){ t0, t1, t2 };
-		/* reservoir sample (Algorithm R): every acquisition equally likely */
-		if (t->nlat < t->cap)
-			t->lat[t->nlat++] = (double)(t1 - t0);
-		else if (t->cap) {
-			uint64_t r = xorshift(&t->rng) % (t->seen + 1);
-			if (r < t->cap)
-				t->lat[r] = (double)(t1 - t0);
-		}
-		t->seen++;
+		/* every acquisition equally likely to be in the sample */
+		bench_reservoir_add(&t->lat, (double)(t1 - t0));
 		for (unsigned o = 0; o < k->outside; o++)
 			mine++;
 	}
@@ -155,9 +138,9 @@ static void add_stats(struct hws_lock_stats *sum, const struct hws_lock_stats *s
 static void free_buffers(struct lk_cell *k)
 {
 	for (unsigned i = 0; k->th && i < k->n; i++) {
-		free(k->th[i].lat);
+		free(k->th[i].lat.v);
 		free(k->th[i].tr);
-		k->th[i].lat = NULL;
+		k->th[i].lat.v = NULL;
 		k->th[i].tr = NULL;
 	}
 }
@@ -207,8 +190,8 @@ static int lk_results(struct bench_cell *c, struct lk_cell *k, double joules)
 	}
 	bench_sample_cycles(c, "drain", last_exit - end);
 	for (unsigned i = 0; i < k->n; i++)
-		for (size_t s = 0; s < k->th[i].nlat; s++) {
-			double v = k->th[i].lat[s] - ovh;
+		for (size_t s = 0; s < k->th[i].lat.n; s++) {
+			double v = k->th[i].lat.v[s] - ovh;
 			bench_sample_cycles(c, "acquire", v > 0 ? (uint64_t)v : 0);
 		}
 	if (joules >= 0 && total)
@@ -239,12 +222,12 @@ static int lk_run(struct bench_ctx *ctx, struct bench_cell *c)
 	for (unsigned i = 0; i < k->n; i++) {
 		struct lk_thread *t = &k->th[i];
 		memset(t, 0, sizeof *t);
-		t->rng = 0x9E3779B97F4A7C15ull * (i + 1) + c->rep;
-		t->cap = cap ? cap : 1;
-		t->lat = malloc(t->cap * sizeof *t->lat);
+		t->lat.rng = 0x9E3779B97F4A7C15ull * (i + 1) + c->rep;
+		t->lat.cap = cap ? cap : 1;
+		t->lat.v = malloc(t->lat.cap * sizeof *t->lat.v);
 		t->trcap = trace ? k->trace_cap : 0;
 		t->tr = trace ? malloc(t->trcap * sizeof *t->tr) : NULL;
-		if (!t->lat || (trace && !t->tr)) {
+		if (!t->lat.v || (trace && !t->tr)) {
 			free_buffers(k);
 			bench_lock_free(k->l);
 			snprintf(c->skip, sizeof c->skip, "out of memory");

@@ -164,8 +164,7 @@ static void rw_thread_fn(void *arg, unsigned i)
 	/* relaxed: a stop flag; the TSC deadline ends the run anyway. */
 	while (!atomic_load_explicit(&k->stop, memory_order_relaxed)) {
 		for (int b = 0; b < 64; b++, ops++) {
-			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-			if ((unsigned)(seed % 1000) < k->read_pm) {
+			if ((unsigned)(bench_xorshift(&seed) % 1000) < k->read_pm) {
 				rd_lock(l, t, i);
 				for (unsigned u = 0; u < k->cs; u++)
 					sink += k->data[u % DATA_WORDS];

@@ -180,6 +180,39 @@ void bench_sample_cycles_per(struct bench_cell *c, const char *metric, uint64_t 
 			     uint64_t count);
 /* Samples a cell may keep per metric per repetition (memory bound). */
 size_t bench_sample_budget(const struct bench_ctx *ctx);
+
+/* xorshift64 (13, 7, 17): a cheap pseudo-random stream for an experiment's
+ * own choices (which operation next, which sample to keep); *s not 0. */
+static inline uint64_t bench_xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* A uniform sample of at most cap of the values offered (Algorithm R):
+ * every value is kept with the same probability however many come, so a
+ * long run is not summarised by its first values alone. */
+struct bench_reservoir {
+	double *v;          /* room for cap values; the first n are kept */
+	size_t n, cap;
+	uint64_t seen;      /* values offered */
+	uint64_t rng;       /* bench_xorshift state, not 0 */
+};
+
+static inline void bench_reservoir_add(struct bench_reservoir *r, double x)
+{
+	if (r->n < r->cap) {
+		r->v[r->n++] = x;
+	} else if (r->cap) {
+		uint64_t i = bench_xorshift(&r->rng) % (r->seen + 1);
+		if (i < r->cap)
+			r->v[i] = x;
+	}
+	r->seen++;
+}
 /* Cost of one hws_tsc() pair, cycles (subtract from very short intervals). */
 uint64_t bench_tsc_overhead(void);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench/harness.h"
 #include "bench/spr_kernels.h"
 
 #define LINE 64
@@ -27,15 +28,6 @@ struct kern {
 	double *val, *x, *y, *x0;
 	uint32_t *col;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 /* Phases of `step` over rows [lo, n): blocks of about chunk / row_bytes rows. */
 static int add_phases(struct kern *q, size_t *cap, unsigned step, unsigned lo, unsigned n,
@@ -207,7 +199,7 @@ struct spr_kernel *spr_kernel_new(const char *name, size_t size, size_t chunk, c
 		if (!(q->a = malloc(q->k.bytes)) || !(q->a0 = malloc(q->k.bytes)))
 			goto fail;
 		for (size_t i = 0; i < nn; i++)
-			q->a0[i] = (double)(rng_next(&seed) >> 11) * 0x1p-53;
+			q->a0[i] = (double)(bench_xorshift(&seed) >> 11) * 0x1p-53;
 		for (unsigned i = 0; i < n; i++)
 			q->a0[(size_t)i * n + i] += n;
 		for (unsigned s = 0; s + 1 < n && !rc; s++)
@@ -227,7 +219,7 @@ struct spr_kernel *spr_kernel_new(const char *name, size_t size, size_t chunk, c
 		/* a sparse random digraph (about 1.5 edges a vertex): its closure
 		 * fills in step by step, so late steps do more work than early ones */
 		for (size_t e = 0; e < (size_t)n * 3 / 2; e++) {
-			unsigned i = (unsigned)(rng_next(&seed) % n), j = (unsigned)(rng_next(&seed) % n);
+			unsigned i = (unsigned)(bench_xorshift(&seed) % n), j = (unsigned)(bench_xorshift(&seed) % n);
 			q->b0[(size_t)i * n + j] = 1;
 		}
 		for (unsigned s = 0; s < n && !rc; s++)
@@ -250,9 +242,9 @@ struct spr_kernel *spr_kernel_new(const char *name, size_t size, size_t chunk, c
 		    !(q->x0 = malloc(rows * sizeof *q->x0)))
 			goto fail;
 		for (size_t j = 0; j < nz; j++) {
-			q->col[j] = (uint32_t)(rng_next(&seed) % rows);
+			q->col[j] = (uint32_t)(bench_xorshift(&seed) % rows);
 			/* row sums about 1: the iterates stay bounded */
-			q->val[j] = (double)(rng_next(&seed) >> 11) * 0x1p-53 * 2.0 / q->nnz;
+			q->val[j] = (double)(bench_xorshift(&seed) >> 11) * 0x1p-53 * 2.0 / q->nnz;
 		}
 		for (unsigned r = 0; r < rows; r++)
 			q->x0[r] = 1.0 + (double)(r % 7) * 0.125;
