@@ -164,8 +164,7 @@ unsupported:
 int bench_barrier_of(struct bench_cell *c, unsigned n, struct bench_barrier **b)
 {
 	char why[200];
-	int rc = bench_barrier_new(b, c->impl, c->policy[0] ? c->policy : NULL, n, why,
-				   sizeof why);
+	int rc = bench_barrier_new(b, c->impl, bench_cell_policy(c), n, why, sizeof why);
 	if (rc)
 		snprintf(c->skip, sizeof c->skip, "%s", why);
 	return rc;

@@ -43,7 +43,7 @@ struct lk_thread {
 enum { R_THROUGHPUT, R_WORST_WAIT, R_CPU_PER_ACQ, R_N };
 
 struct lk_cell {
-	char impl[48], policy[96], placement[32];
+	char placement[32];
 	unsigned n, cs, outside;
 	double *per_rep;                 /* reps x R_N values (NAN: none) */
 	unsigned reps;
@@ -209,8 +209,7 @@ static int lk_run(struct bench_ctx *ctx, struct bench_cell *c)
 	char why[200];
 	int rc;
 
-	rc = bench_lock_new(&k->l, k->impl, k->policy[0] ? k->policy : NULL, k->n, stats, why,
-			    sizeof why);
+	rc = bench_lock_new(&k->l, c->impl, bench_cell_policy(c), k->n, stats, why, sizeof why);
 	if (rc) {
 		snprintf(c->skip, sizeof c->skip, "%s", why);
 		return rc;
@@ -303,8 +302,6 @@ static int lk_add(struct bench_ctx *ctx, const struct lk_setup *s, const char *i
 	if (!c)
 		return bench_error("out of memory");
 	struct lk_cell *k = c->priv;
-	snprintf(k->impl, sizeof k->impl, "%s", impl);
-	snprintf(k->policy, sizeof k->policy, "%s", policy ? policy : "");
 	k->n = s->n;
 	k->cs = s->cs;
 	k->outside = s->outside;

@@ -61,7 +61,6 @@ struct rw_thread {
 
 struct rw_cell {
 	enum impl kind;
-	char policy[96];
 	unsigned read_pm;          /* reads per mille */
 	unsigned cs;
 	uint64_t duration_ns;
@@ -233,7 +232,7 @@ static int rw_run(struct bench_ctx *ctx, struct bench_cell *c)
 		rc = ENOMEM;
 		goto out;
 	}
-	if ((rc = rw_new(&k->l, k->kind, k->policy, why, sizeof why))) {
+	if ((rc = rw_new(&k->l, k->kind, c->policy, why, sizeof why))) {
 		snprintf(c->skip, sizeof c->skip, "%s", why);
 		goto out;
 	}
@@ -294,7 +293,6 @@ static int add_cells(struct bench_ctx *ctx, const struct rw_setup *z, unsigned n
 						return bench_error("out of memory");
 					struct rw_cell *k = c->priv;
 					k->kind = (enum impl)ii;
-					snprintf(k->policy, sizeof k->policy, "%s", pol ? pol : "");
 					k->read_pm = z->reads[r] * 10;
 					k->cs = z->cs[s];
 					c->nthreads = n;

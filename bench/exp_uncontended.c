@@ -18,7 +18,6 @@
 static char unc_impls[BENCH_IMPLS_LEN] = "";
 
 struct unc_cell {
-	char impl[48], policy[96];
 	bool typed;
 	uint64_t duration_ns, batch_pairs;
 	size_t budget;
@@ -41,7 +40,7 @@ static void unc_thread(void *arg, unsigned i)
 static int unc_run(struct bench_ctx *ctx, struct bench_cell *c)
 {
 	struct unc_cell *k = c->priv;
-	const char *pol = k->policy[0] ? k->policy : NULL;
+	const char *pol = bench_cell_policy(c);
 	char why[200];
 	int rc;
 
@@ -52,8 +51,8 @@ static int unc_run(struct bench_ctx *ctx, struct bench_cell *c)
 		snprintf(c->skip, sizeof c->skip, "out of memory");
 		return ENOMEM;
 	}
-	rc = k->typed ? bench_typed_new(&k->t, k->impl, pol, why, sizeof why)
-		      : bench_lock_new(&k->l, k->impl, pol, 1, false, why, sizeof why);
+	rc = k->typed ? bench_typed_new(&k->t, c->impl, pol, why, sizeof why)
+		      : bench_lock_new(&k->l, c->impl, pol, 1, false, why, sizeof why);
 	if (rc) {
 		snprintf(c->skip, sizeof c->skip, "%s", why);
 	} else {
@@ -148,8 +147,6 @@ static int unc_setup(struct bench_ctx *ctx)
 				if (!c)
 					return bench_error("out of memory");
 				struct unc_cell *k = c->priv;
-				snprintf(k->impl, sizeof k->impl, "%s", impl);
-				snprintf(k->policy, sizeof k->policy, "%s", pol ? pol : "");
 				k->typed = typed;
 				k->batch_pairs = batch;
 				c->nthreads = 1;

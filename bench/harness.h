@@ -158,6 +158,12 @@ int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, 
 		const char **why);
 
 struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy);
+/* The policy the cell was made with: NULL for none (the peers), as the
+ * implementations' constructors take it. */
+static inline const char *bench_cell_policy(const struct bench_cell *c)
+{
+	return c->policy[0] ? c->policy : NULL;
+}
 /* bench_cell_new with a zeroed, cache-line-aligned private state of SIZE bytes
  * in c->priv (the experiment's cleanup frees it with free()); NULL when out of
  * memory. */
