@@ -165,12 +165,29 @@ HWS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
-HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
+/* A mutex not yet marked the shim's: claim it, or leave it to glibc. */
+static __attribute__((noinline)) int lock_unmarked(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))
 		return hws_shim_acquire8(w, HWS_FAM_MUTEX, m, PLACE(m));
 	return hws_shim_native_mutex_lock(m);
+}
+
+static __attribute__((noinline)) int unlock_unmarked(pthread_mutex_t *m)
+{
+	struct hws_words8 *w = owned(m);
+	if (likely(w != NULL))
+		return hws_shim_release8(w, HWS_FAM_MUTEX, m, PLACE(m));
+	return hws_shim_native_mutex_unlock(m);
+}
+
+HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	/* relaxed: see claim_slow. */
+	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM))
+		return hws_shim_acquire8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
+	return lock_unmarked(m);
 }
 
 HWS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -183,10 +200,10 @@ HWS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 
 HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	struct hws_words8 *w = owned(m);
-	if (likely(w != NULL))
-		return hws_shim_release8(w, HWS_FAM_MUTEX, m, PLACE(m));
-	return hws_shim_native_mutex_unlock(m);
+	/* relaxed: see claim_slow. */
+	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM))
+		return hws_shim_release8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
+	return unlock_unmarked(m);
 }
 
 static int shim_timed(struct hws_words8 *w, pthread_mutex_t *m, clockid_t clock,

@@ -65,7 +65,8 @@ HWS_EXPORT void omp_destroy_lock(void *l)
 		hws_prof_end(l);
 }
 
-HWS_EXPORT HWS_FETCH_ALIGNED void omp_set_lock(void *l)
+/* The general paths: another kind, counting, start-up, or the shim off. */
+static __attribute__((noinline)) void set_lock(void *l)
 {
 	if (likely(hws_shim_on()))
 		hws_shim_acquire4(W4(l), HWS_FAM_OMP_LOCK, l);
@@ -73,12 +74,28 @@ HWS_EXPORT HWS_FETCH_ALIGNED void omp_set_lock(void *l)
 		n_set()(l);
 }
 
-HWS_EXPORT HWS_FETCH_ALIGNED void omp_unset_lock(void *l)
+static __attribute__((noinline)) void unset_lock(void *l)
 {
 	if (likely(hws_shim_on()))
 		hws_shim_release4(W4(l), HWS_FAM_OMP_LOCK, l);
 	else
 		n_unset()(l);
+}
+
+HWS_EXPORT HWS_FETCH_ALIGNED void omp_set_lock(void *l)
+{
+	if (likely(hws_shim_plain()))
+		hws_auto_core_acquire(&W4(l)->u.autow, NULL, hws_lock_wait);
+	else
+		set_lock(l);
+}
+
+HWS_EXPORT HWS_FETCH_ALIGNED void omp_unset_lock(void *l)
+{
+	if (likely(hws_shim_plain()))
+		hws_auto_core_release(&W4(l)->u.autow);
+	else
+		unset_lock(l);
 }
 
 HWS_EXPORT int omp_test_lock(void *l)

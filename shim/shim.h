@@ -155,6 +155,19 @@ static inline int hws_shim_on(void)
 	return hws_shim_on_slow();
 }
 
+/* 1 once the shim is on with the default set-up: every lock is auto and
+ * nothing is counted (no stats, trace or profile).  The OpenMP lock entry
+ * points test this one word and go straight to auto's fast path; anything
+ * else (start-up not done, another kind, counting) takes the general path.
+ * Set once at start-up, before the state says READY. */
+extern _Atomic int hws_shim_plain_auto;
+static inline int hws_shim_plain(void)
+{
+	/* acquire: pairs with the release store at start-up, after which the
+	 * lock kind and the wait policy the fast path uses are set. */
+	return atomic_load_explicit(&hws_shim_plain_auto, memory_order_acquire);
+}
+
 /* Open an output file of this process for writing (outfile.c): spec with %p
  * (pid), %h (host name) and %% expanded; when a live process holds that name,
  * NAME.<pid>, then NAME.<host>.<pid>.  The file stays locked (flock) until
@@ -277,6 +290,11 @@ HWS_INSTR_PATH int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, un
 static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const void *obj,
 				    struct hws_prof_place *place)
 {
+	if (likely(hws_shim_plain())) {
+		if (likely(hws_auto_core_try(&w->u.autow.core) == 0))
+			return 0;
+		return hws_shim_wait8(w);
+	}
 	if (likely(!hws_cfg.instrument)) {
 		if (likely(hws_words8_try(w) == 0))
 			return 0;
@@ -304,6 +322,8 @@ static inline int hws_shim_timed8(struct hws_words8 *w, unsigned family, const v
 static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const void *obj,
 				    struct hws_prof_place *place)
 {
+	if (likely(hws_shim_plain()))
+		return hws_auto_core_release(&w->u.autow.core);
 	if (likely(!hws_cfg.instrument))
 		return hws_words8_release(w);
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {

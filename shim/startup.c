@@ -14,6 +14,7 @@
 #include "shim/shim.h"
 
 _Atomic int hws_shim_state = HWS_SHIM_UNINIT;
+_Atomic int hws_shim_plain_auto;
 static _Thread_local int starting;
 
 int hws_shim_on_slow(void)
@@ -34,6 +35,11 @@ int hws_shim_on_slow(void)
 			ok = hws_shim_configure() == 0;
 		}
 		starting = 0;
+		/* release: publishes the kind and the policy (set by the
+		 * configuration) to the fast path's readers (hws_shim_plain). */
+		atomic_store_explicit(&hws_shim_plain_auto,
+				      ok && !hws_cfg.instrument && hws_lock_kind8 == HWS_LK_AUTO,
+				      memory_order_release);
 		/* release: publishes hws_native and hws_cfg to every reader. */
 		atomic_store_explicit(&hws_shim_state, ok ? HWS_SHIM_READY : HWS_SHIM_OFF,
 				      memory_order_release);
