@@ -32,9 +32,12 @@ static void unc_thread(void *arg, unsigned i)
 	struct unc_cell *k = arg;
 	uint64_t end = hws_tsc() + hws_ns_to_tsc(k->duration_ns);
 	(void)i;
-	while (k->nbatch < k->budget && hws_tsc() < end)
+	/* At least one batch, even when the thread was preempted past the
+	 * end of a short window before its first batch. */
+	do
 		k->batch[k->nbatch++] = k->typed ? bench_typed_pairs(k->t, k->batch_pairs)
 						 : bench_lock_pairs(k->l, k->batch_pairs);
+	while (k->nbatch < k->budget && hws_tsc() < end);
 }
 
 static int unc_run(struct bench_ctx *ctx, struct bench_cell *c)
