@@ -370,20 +370,6 @@ static int lk_add_all(struct bench_ctx *ctx, const struct lk_setup *s)
 	return 0;
 }
 
-/* How many CPUs PLACEMENT gives at most (0 when none), and which. */
-static unsigned max_cpus(struct bench_ctx *ctx, const char *placement, int *cpus)
-{
-	const char *why;
-	if (bench_opts(ctx)->ncpus) {
-		unsigned n = bench_opts(ctx)->ncpus;
-		return bench_place(ctx, placement, n, cpus, &why) ? 0 : n;
-	}
-	for (unsigned n = BENCH_MAX_CPUS; n > 0; n--)
-		if (bench_place(ctx, placement, n, cpus, &why) == 0)
-			return n;
-	return 0;
-}
-
 /* --cs and --outside: OUT_CS in out[] stands for "the row's cs". */
 #define OUT_CS UINT_MAX
 #define OUT_MAX 100000000u
@@ -483,7 +469,7 @@ static int lk_setup(struct bench_ctx *ctx)
 		bench_skip(ctx, "--stages warmup counts during warmup rounds and --warmup is 0",
 			   "stage breakdown");
 	for (unsigned p = 0; p < pl->n; p++) {
-		int cpus[BENCH_MAX_CPUS], base[BENCH_MAX_CPUS];
+		int cpus[BENCH_MAX_CPUS];
 		bool gone = false;
 		s.placement = pl->v[p];
 		for (unsigned t = 0; t < nth && !gone; t++) {
@@ -504,17 +490,11 @@ static int lk_setup(struct bench_ctx *ctx)
 			if ((rc = lk_add_sizes(ctx, &s, &z)))
 				return rc;
 		}
-		unsigned m = gone || !ov ? 0 : max_cpus(ctx, pl->v[p], base);
-		if (m) {   /* oversubscribed: ov threads per CPU, round-robin */
-			s.n = ov * m > BENCH_MAX_CPUS ? BENCH_MAX_CPUS : ov * m;
-			for (unsigned i = 0; i < s.n; i++)
-				cpus[i] = base[i % m];
+		s.n = gone ? 0 : bench_oversub_row(ctx, pl->v[p], ov, threads, nth, cpus);
+		if (s.n) {
 			s.cpus = cpus;
 			s.ncpu = bench_distinct_cpus(cpus, s.n);
-			bool dup = false;
-			for (unsigned t = 0; t < nth; t++)
-				dup |= threads[t] == s.n && s.ncpu == m;
-			if (!dup && s.n > s.ncpu && (rc = lk_add_sizes(ctx, &s, &z)))
+			if ((rc = lk_add_sizes(ctx, &s, &z)))
 				return rc;
 		}
 	}

@@ -335,8 +335,7 @@ static int rw_setup(struct bench_ctx *ctx)
 			bench_skip(ctx, why, "hwsync rwlocks policy %s", pol);
 	}
 	for (unsigned p = 0; p < pl->n; p++) {
-		int cpus[BENCH_MAX_CPUS], base[BENCH_MAX_CPUS];
-		unsigned m = 0;
+		int cpus[BENCH_MAX_CPUS];
 		z.placement = pl->v[p];
 		for (unsigned t = 0; t < nth; t++) {
 			rc = bench_place(ctx, pl->v[p], threads[t], cpus, &why);
@@ -348,20 +347,9 @@ static int rw_setup(struct bench_ctx *ctx)
 			if ((rc = add_cells(ctx, &z, threads[t], cpus)))
 				return rc;
 		}
-		if (ov) {   /* oversubscribed: ov threads per CPU of the placement */
-			for (m = BENCH_MAX_CPUS; m > 0; m--)
-				if (bench_place(ctx, pl->v[p], m, base, &why) == 0)
-					break;
-		}
-		if (m && ov * m <= BENCH_MAX_CPUS) {
-			bool dup = false;
-			for (unsigned t = 0; t < nth; t++)
-				dup |= threads[t] == ov * m;
-			for (unsigned i = 0; i < ov * m; i++)
-				cpus[i] = base[i % m];
-			if (!dup && ov > 1 && (rc = add_cells(ctx, &z, ov * m, cpus)))
-				return rc;
-		}
+		unsigned n = bench_oversub_row(ctx, pl->v[p], ov, threads, nth, cpus);
+		if (n && (rc = add_cells(ctx, &z, n, cpus)))
+			return rc;
 	}
 	return 0;
 }

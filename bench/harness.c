@@ -234,6 +234,37 @@ int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, 
 	return rc;
 }
 
+/* How many CPUs PLACEMENT gives at most (0 when none), and which. */
+static unsigned place_most(const struct bench_ctx *ctx, const char *placement, int *cpus)
+{
+	const char *why;
+	if (ctx->o->ncpus) {
+		unsigned n = ctx->o->ncpus;
+		return bench_place(ctx, placement, n, cpus, &why) ? 0 : n;
+	}
+	for (unsigned n = BENCH_MAX_CPUS; n > 0; n--)
+		if (bench_place(ctx, placement, n, cpus, &why) == 0)
+			return n;
+	return 0;
+}
+
+unsigned bench_oversub_row(const struct bench_ctx *ctx, const char *placement, unsigned ov,
+			   const unsigned *threads, unsigned nth, int *cpus)
+{
+	int base[BENCH_MAX_CPUS];
+	unsigned m = ov ? place_most(ctx, placement, base) : 0;
+	if (!m)
+		return 0;
+	unsigned n = ov * m > BENCH_MAX_CPUS ? BENCH_MAX_CPUS : ov * m;
+	for (unsigned i = 0; i < n; i++)
+		cpus[i] = base[i % m];
+	unsigned distinct = bench_distinct_cpus(cpus, n);
+	for (unsigned t = 0; t < nth; t++)
+		if (threads[t] == n && distinct == m)
+			return 0;
+	return n > distinct ? n : 0;
+}
+
 /* ---- cells, parameters, skipped ----------------------------------------- */
 static struct bench_cell *cell_append(struct bench_cell ***v, unsigned *n, unsigned *cap,
 				      const char *impl, const char *policy)

@@ -157,6 +157,15 @@ const char *bench_policy(const struct bench_ctx *ctx, unsigned i, const char **w
 int bench_place(const struct bench_ctx *ctx, const char *placement, unsigned n, int *cpus,
 		const char **why);
 
+/* The oversubscribed row of PLACEMENT: ov threads per CPU of the most CPUs
+ * it gives (--cpus: the CPUs listed), round-robin over them, at most
+ * BENCH_MAX_CPUS threads.  Its thread count with cpus[] filled, or 0 when
+ * there is no such row: ov is 0, the placement gives no CPU, the threads
+ * would not outnumber the CPUs, or a --threads row (threads[0..nth)) is
+ * the same row already. */
+unsigned bench_oversub_row(const struct bench_ctx *ctx, const char *placement, unsigned ov,
+			   const unsigned *threads, unsigned nth, int *cpus);
+
 struct bench_cell *bench_cell_new(struct bench_ctx *ctx, const char *impl, const char *policy);
 /* The policy the cell was made with: NULL for none (the peers), as the
  * implementations' constructors take it. */
