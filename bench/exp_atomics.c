@@ -27,7 +27,7 @@ struct atom_run {
 
 enum { BATCH = 16 };
 
-static struct { _Alignas(HWS_CACHELINE) _Atomic uint64_t word; } shared;
+static struct { _Alignas(HWS_CACHELINE) _Atomic uint64_t word; } target;   /* the one line every thread operates on */
 
 static inline void do_op(enum op op, uint64_t *sink)
 {
@@ -36,24 +36,24 @@ static inline void do_op(enum op op, uint64_t *sink)
 	case OP_CAS:
 		/* relaxed: the line's coherence traffic is what is measured, no
 		 * data is published through it */
-		v = atomic_load_explicit(&shared.word, memory_order_relaxed);
-		atomic_compare_exchange_strong_explicit(&shared.word, &v, v + 1,
+		v = atomic_load_explicit(&target.word, memory_order_relaxed);
+		atomic_compare_exchange_strong_explicit(&target.word, &v, v + 1,
 							memory_order_seq_cst, memory_order_relaxed);
 		break;
 	case OP_TAS:
-		v = atomic_exchange_explicit(&shared.word, 1, memory_order_seq_cst);
+		v = atomic_exchange_explicit(&target.word, 1, memory_order_seq_cst);
 		break;
 	case OP_FAI:
-		v = atomic_fetch_add_explicit(&shared.word, 1, memory_order_seq_cst);
+		v = atomic_fetch_add_explicit(&target.word, 1, memory_order_seq_cst);
 		break;
 	case OP_LOAD:
 		/* acquire: as a lock's read of its word would be; pairs with nothing
 		 * here, the cost of the ordering is part of what is measured */
-		v = atomic_load_explicit(&shared.word, memory_order_acquire);
+		v = atomic_load_explicit(&target.word, memory_order_acquire);
 		break;
 	default:
 		/* release: as a lock release would store */
-		atomic_store_explicit(&shared.word, *sink, memory_order_release);
+		atomic_store_explicit(&target.word, *sink, memory_order_release);
 		v = 1;
 		break;
 	}
