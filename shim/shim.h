@@ -156,10 +156,11 @@ static inline int hws_shim_on(void)
 }
 
 /* 1 once the shim is on with the default set-up: every lock is auto and
- * nothing is counted (no stats, trace or profile).  The OpenMP lock entry
- * points test this one word and go straight to auto's fast path; anything
- * else (start-up not done, another kind, counting) takes the general path.
- * Set once at start-up, before the state says READY. */
+ * nothing is counted (no stats, trace or profile).  The lock paths test this
+ * one word and go straight to auto's fast path (OpenMP locks before anything
+ * else, the 8-byte words in hws_shim_acquire8/release8); anything else
+ * (start-up not done, another kind, counting) takes the general path.  Set
+ * once at start-up, before the state says READY. */
 extern _Atomic int hws_shim_plain_auto;
 static inline int hws_shim_plain(void)
 {
