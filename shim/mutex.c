@@ -184,6 +184,10 @@ static __attribute__((noinline)) int unlock_unmarked(pthread_mutex_t *m)
 
 HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
 {
+	/* The mark and the lock word share the object's line: ask for it
+	 * writable before the mark's read fetches it shared (see
+	 * hws_prefetch_write). */
+	hws_prefetch_write(m);
 	/* relaxed: see claim_slow. */
 	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM))
 		return hws_shim_acquire8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
@@ -200,6 +204,7 @@ HWS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 
 HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	hws_prefetch_write(m);   /* as in pthread_mutex_lock */
 	/* relaxed: see claim_slow. */
 	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM))
 		return hws_shim_release8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));

@@ -69,6 +69,20 @@ static inline void hws_cpu_relax(void)
 #endif
 }
 
+/* Ask for a line in a state that can be written, ahead of an atomic
+ * read-modify-write on it: PREFETCHW on x86 (a no-op on Intel processors
+ * before Broadwell, which decode it as a NOP), PRFM PSTL1KEEP on arm64. */
+static inline void hws_prefetch_write(const volatile void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("prefetchw %0" :: "m"(*(const volatile char *)p));
+#elif defined(__aarch64__)
+	__asm__ __volatile__("prfm pstl1keep, %0" :: "Q"(*(const volatile char *)p));
+#else
+	(void)p;
+#endif
+}
+
 /* Read the time-stamp counter (x86 TSC / arm64 CNTVCT_EL0).  The fences keep
  * the read from drifting across the code being timed: LFENCE before orders it
  * after earlier loads (AMD and Intel both document LFENCE as dispatch-serializing
@@ -207,6 +221,12 @@ unsigned hws_loadavg_runnable(const char *loadavg);
  * (why says what is missing), 1 = offered but not enabled, 2 = enabled.
  * Detection only (docs/locks.md, "The kernel's time-slice extension"). */
 int hws_rseq_slice_state(const char **why);
+
+/* Whether this process may make its threads SCHED_FIFO (it tries, on the
+ * calling thread, and puts the thread's policy back); why: the verdict in
+ * words, with the reason when refused.  For whatever needs real-time threads
+ * to say why it skips. */
+bool hws_realtime_permitted(const char **why);
 
 /* Detail of the last error in this thread, for any hws_ call that failed. */
 const char *hws_last_error(void);

@@ -62,6 +62,9 @@ void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was);
 
 static inline int hws_auto_core_try(hws_auto_core_t *c)
 {
+	/* the CAS below needs the line writable: ask before the read fetches
+	 * it shared (docs/locks.md, "Asking for the lock's line writable") */
+	hws_prefetch_write(&c->state);
 	/* relaxed: only a guess for the CAS, which carries the ordering. */
 	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
 	if (v & (HWS_AUTO_LOCKED | HWS_AUTO_STARVING))
@@ -91,6 +94,7 @@ static inline int hws_auto_core_acquire(hws_auto_core_t *c, _Atomic uint32_t *le
  * tolerates) changes nothing, and of two racing releases only one clears it. */
 static inline int hws_auto_core_release(hws_auto_core_t *c)
 {
+	hws_prefetch_write(&c->state);   /* as in hws_auto_core_try */
 	/* relaxed: only a guess for the CAS, which decides. */
 	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
 	do
