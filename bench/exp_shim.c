@@ -519,6 +519,11 @@ static int sh_setup(struct bench_ctx *ctx)
 				   "pattern=%s", patterns[i].name);
 			continue;
 		}
+		const char *rt_why;
+		if (!strcmp(patterns[i].name, "mutex-rt") && !hws_realtime_permitted(&rt_why)) {
+			bench_skip(ctx, rt_why, "pattern=%s", patterns[i].name);
+			continue;
+		}
 		if ((rc = add_pattern(ctx, &s, &patterns[i])))
 			return rc;
 	}

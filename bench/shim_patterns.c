@@ -533,21 +533,6 @@ static void mutex_rt_body(struct team *t, unsigned i)
 	team_done(t, i, n);
 }
 
-/* Why mutex-rt cannot run here, or NULL: this process may not make itself
- * SCHED_FIFO (no CAP_SYS_NICE and RLIMIT_RTPRIO 0, or a container). */
-static const char *rt_unavailable(void)
-{
-	static char why[160];
-	struct sched_param fifo = { .sched_priority = 1 }, other = { .sched_priority = 0 };
-	int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
-	if (rc) {
-		snprintf(why, sizeof why, "SCHED_FIFO is not permitted here (%s)", strerror(rc));
-		return why;
-	}
-	pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
-	return NULL;
-}
-
 /* A sleeping consumer: the producer (thread 1) sleeps 200 us, then locks,
  * adds an item, signals and unlocks; the consumer (thread 0) takes items as
  * `lock; while (!items) wait; take; unlock`.  Unlike cond-periodic the
@@ -827,15 +812,12 @@ static const char *mutex_provider(void)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "list")) {
-		const char *rt = rt_unavailable();
 		for (size_t i = 0; i < NPATTERNS; i++) {
 			const char *why = NULL;
 #ifndef HWS_PATTERNS_OPENMP
 			if (patterns[i].omp)
 				why = "hwsync-shim-patterns was built without OpenMP";
 #endif
-			if (!strcmp(patterns[i].name, "mutex-rt"))
-				why = rt;
 			printf("%s %s%s\n", patterns[i].name, why ? "skipped: " : "ok", why ? why : "");
 		}
 		return 0;

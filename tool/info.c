@@ -144,6 +144,9 @@ static void print_text(void)
 	int slice = hws_rseq_slice_state(&slice_why);
 	printf("\nKernel\n  rseq slice ext  %s (%s; hwsync detects it only, docs/locks.md)\n",
 	       slice ? "yes" : "no", slice_why);
+	const char *rt_why;
+	bool rt = hws_realtime_permitted(&rt_why);
+	printf("  SCHED_FIFO      %s (%s)\n", rt ? "yes" : "no", rt_why);
 
 	if (hws_topo_summary(hws_topo_this(), &t) == 0) {
 		printf("\nTopology (%s)\n", t.source);
@@ -226,6 +229,10 @@ static void print_json(void)
 	printf("  \"kernel\": {\"rseq_slice_extension\": %s, \"rseq_slice_enabled\": %s, "
 	       "\"rseq_slice_detail\": ", slice ? "true" : "false", slice == 2 ? "true" : "false");
 	json_str(stdout, slice_why);
+	const char *rt_why;
+	bool rt = hws_realtime_permitted(&rt_why);
+	printf(", \"sched_fifo\": %s, \"sched_fifo_detail\": ", rt ? "true" : "false");
+	json_str(stdout, rt_why);
 	printf("},\n");
 	printf("  \"tsc\": {\"hz\": %" PRIu64 ", \"source\": \"%s\"},\n", c->tsc_hz, c->tsc_source);
 	printf("  \"topology\": {\"source\": \"%s\", \"packages\": %u, \"cores\": %u, \"pus\": %u, "

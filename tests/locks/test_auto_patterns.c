@@ -197,20 +197,6 @@ static void run_consumer(unsigned n)
 	printf("  %u items produced, each consumed once, in order\n", n);
 }
 
-/* Why this process may not run threads under SCHED_FIFO, or NULL. */
-static const char *fifo_refused(void)
-{
-	static char why[128];
-	struct sched_param fifo = { .sched_priority = 20 }, other = { .sched_priority = 0 };
-	int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
-	if (rc) {
-		snprintf(why, sizeof why, "SCHED_FIFO is not permitted here (%s)", strerror(rc));
-		return why;
-	}
-	CHECK_EQ(pthread_setschedparam(pthread_self(), SCHED_OTHER, &other), 0);
-	return NULL;
-}
-
 static void run_part(const char *part, int busy)
 {
 	unsigned cpus = hws_usable_cpus();
@@ -275,7 +261,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s yield8|rt|consumer\n", argv[0]);
 		return 2;
 	}
-	if (!strcmp(part, "rt") && (why = fifo_refused())) {
+	if (!strcmp(part, "rt") && !hws_realtime_permitted(&why)) {
 		printf("skipped: %s\n", why);
 		return HWS_TEST_SKIP;
 	}
