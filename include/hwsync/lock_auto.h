@@ -53,7 +53,7 @@ typedef struct hws_auto {
 	const hws_wait_t *wait;
 } hws_auto_t;
 
-/* The contended paths (lib/prims/lock_auto.c).  learn: the lock's learning
+/* The contended paths (lib/prims/lock_auto*.c).  learn: the lock's learning
  * word, or NULL for the hashed table.  hws_auto_core_release_slow wakes a
  * sleeper after a release that saw PARKED in `was`. */
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
