@@ -30,37 +30,12 @@
 
 HWS_LOCK_OPS_INLINE(auto)
 
-_Atomic int hws_auto_test_mode;
-
 static int won(struct waiter *me)
 {
 	if (me->claimant)
 		hws_wait_tls.handoffs++;
 	hws_auto_learned(me);
 	return 0;
-}
-
-/* Claim the next hand-off; false when another claim stands.  Where waiters
- * can spin, only a spinner claims (in hws_auto_spin()): the lock is then
- * handed to a thread that is running, never to one that must first be woken
- * (with more threads than CPUs that would be a convoy).  On one CPU, and when spinning
- * is switched off, a waiter claims and sleeps in the claimant class. */
-bool hws_auto_claim(struct waiter *me)
-{
-	_Atomic uint32_t *s = &me->c->state;
-	/* relaxed: the CAS re-checks. */
-	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
-	do {
-		if (v & HWS_AUTO_STARVING)
-			return false;
-		if (!(v & HWS_AUTO_LOCKED))
-			return true;   /* free: take it in the loop, no claim needed */
-		/* relaxed: the claim publishes nothing; the holder's release
-		 * reads it with its CAS. */
-	} while (!atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_STARVING,
-							memory_order_relaxed, memory_order_relaxed));
-	me->claimant = true;
-	return true;
 }
 
 static bool sleeping_claims(void)

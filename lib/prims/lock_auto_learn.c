@@ -3,6 +3,10 @@
  * whether the lock is crowded. */
 #include "prims/lock_auto_waiter.h"
 
+/* The test switch (prims/lock_auto_internal.h), read by every stage through
+ * mode(); defined here, in the stage that calls no other. */
+_Atomic int hws_auto_test_mode;
+
 /* The spin budget this lock's record allows (0: park at once). */
 uint64_t hws_auto_spin_budget(const struct waiter *me, uint32_t v)
 {

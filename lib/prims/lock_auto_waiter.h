@@ -118,6 +118,29 @@ static inline bool take(struct waiter *me, uint32_t *v, bool spinning)
 						     memory_order_acquire, memory_order_relaxed);
 }
 
+/* Claim the next hand-off; false when another claim stands.  Where waiters
+ * can spin, only a spinner claims (in hws_auto_spin()): the lock is then
+ * handed to a thread that is running, never to one that must first be woken
+ * (with more threads than CPUs that would be a convoy).  On one CPU, and when spinning
+ * is switched off, a waiter claims and sleeps in the claimant class. */
+static inline bool hws_auto_claim(struct waiter *me)
+{
+	_Atomic uint32_t *s = &me->c->state;
+	/* relaxed: the CAS re-checks. */
+	uint32_t v = atomic_load_explicit(s, memory_order_relaxed);
+	do {
+		if (v & HWS_AUTO_STARVING)
+			return false;
+		if (!(v & HWS_AUTO_LOCKED))
+			return true;   /* free: take it in the loop, no claim needed */
+		/* relaxed: the claim publishes nothing; the holder's release
+		 * reads it with its CAS. */
+	} while (!atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_STARVING,
+							memory_order_relaxed, memory_order_relaxed));
+	me->claimant = true;
+	return true;
+}
+
 /* Generations between two readings of the word (it wraps at 2^24). */
 static inline uint32_t moved(uint32_t from, uint32_t to)
 {
@@ -129,8 +152,6 @@ static inline bool sleeping_policy(const hws_wait_t *w)
 	return w->kind == HWS_WAIT_FUTEX || w->kind == HWS_WAIT_ADAPTIVE;
 }
 
-/* lock_auto.c */
-HWS_AUTO_HIDDEN bool hws_auto_claim(struct waiter *me);
 /* lock_auto_learn.c */
 HWS_AUTO_HIDDEN uint64_t hws_auto_spin_budget(const struct waiter *me, uint32_t v);
 HWS_AUTO_HIDDEN void hws_auto_learned(const struct waiter *me);
