@@ -57,6 +57,24 @@ void hws_nap_until(uint64_t deadline_ns);
  * itself); the number woken. */
 int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits);
 
+/* ---- the policies' table (kinds.c) ---- */
+
+/* The parameters a policy takes (hws_wait_kind_flags). */
+enum {
+	P_BACKOFF = 1 << 0,   /* min=, max= (pause counts) */
+	P_OPS = 1 << 1,       /* ops= (delay loops) */
+	P_STATE = 1 << 2,     /* state=c0.1|c0.2 */
+	P_MAX = 1 << 3,       /* max= (longest single hardware wait) */
+	P_ADAPTIVE = 1 << 4,  /* spin=, pause=, hw=, hwtime= */
+	P_HWSTAGE = 1 << 5,   /* may be adaptive's hardware stage (hw=) */
+};
+unsigned hws_wait_kind_flags(enum hws_wait_kind k);
+/* The names of the policies whose flags include `mask` (all for 0), joined
+ * by ", " and by `last` before the last one, in buf. */
+const char *hws_wait_kind_names(unsigned mask, const char *last, char *buf, size_t len);
+/* The kind named by the len bytes at s: 0, or -1 when none is. */
+int hws_wait_kind_by_name(const char *s, size_t len, enum hws_wait_kind *out);
+
 /* ---- the adaptive policy's budget (adaptive_*.c) ---- */
 
 /* Load the per-machine cache (once) and choose the hardware stage: what

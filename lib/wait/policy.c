@@ -1,102 +1,13 @@
 /* Wait-policy specs: "name[:key=value,...]".  Parsing, canonical formatting
- * and the availability check that turns a missing instruction or driver into
- * an error naming it (a policy is never silently replaced by another). */
+ * and the check that turns a missing instruction or driver into an error
+ * naming it (a policy is never silently replaced by another); the policies'
+ * table and what is available here are in kinds.c. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <pthread.h>
 #include <string.h>
 #include "wait/internal.h"
-
-/* The policies: each one's name and the parameters it takes.  Every list of
- * policy names (hws_wait_kinds, the "known" lists of messages, hwsync's help
- * and info) is made from this table. */
-enum {
-	P_BACKOFF = 1 << 0,   /* min=, max= (pause counts) */
-	P_OPS = 1 << 1,       /* ops= (delay loops) */
-	P_STATE = 1 << 2,     /* state=c0.1|c0.2 */
-	P_MAX = 1 << 3,       /* max= (longest single hardware wait) */
-	P_ADAPTIVE = 1 << 4,  /* spin=, pause=, hw=, hwtime= */
-	P_HWSTAGE = 1 << 5,   /* may be adaptive's hardware stage (hw=) */
-};
-static const struct {
-	const char *name;
-	unsigned flags;
-} policies[] = {
-	[HWS_WAIT_SPIN] = { "spin", 0 },
-	[HWS_WAIT_PAUSE] = { "pause", 0 },
-	[HWS_WAIT_BACKOFF] = { "backoff", P_BACKOFF },
-	[HWS_WAIT_DELAY_DIV] = { "delay-div", P_OPS },
-	[HWS_WAIT_DELAY_FDIV] = { "delay-fdiv", P_OPS },
-	[HWS_WAIT_DELAY_CAS] = { "delay-cas", P_OPS },
-	[HWS_WAIT_DELAY_MISS] = { "delay-miss", P_OPS },
-	[HWS_WAIT_YIELD] = { "yield", 0 },
-	[HWS_WAIT_FUTEX] = { "futex", 0 },
-	[HWS_WAIT_UMWAIT] = { "umwait", P_STATE | P_MAX | P_HWSTAGE },
-	[HWS_WAIT_TPAUSE] = { "tpause", P_STATE | P_MAX | P_HWSTAGE },
-	[HWS_WAIT_MWAITX] = { "mwaitx", P_MAX | P_HWSTAGE },
-	[HWS_WAIT_WFE] = { "wfe", P_HWSTAGE },
-	[HWS_WAIT_KMWAIT] = { "kmwait", P_MAX | P_HWSTAGE },
-	[HWS_WAIT_ADAPTIVE] = { "adaptive", P_ADAPTIVE },
-};
-_Static_assert(sizeof policies / sizeof policies[0] == HWS_WAIT_NKINDS,
-	       "one entry per enum hws_wait_kind");
-
-static unsigned flags_of(enum hws_wait_kind k)
-{
-	return k < HWS_WAIT_NKINDS ? policies[k].flags : 0;
-}
-
-const char *hws_wait_kind_name(enum hws_wait_kind kind)
-{
-	return kind < HWS_WAIT_NKINDS ? policies[kind].name : "none";
-}
-
-static const char *kind_list[HWS_WAIT_NKINDS + 1];
-static pthread_once_t kind_list_once = PTHREAD_ONCE_INIT;
-
-static void fill_kind_list(void)
-{
-	for (int k = 0; k < HWS_WAIT_NKINDS; k++)
-		kind_list[k] = policies[k].name;
-}
-
-const char *const *hws_wait_kinds(void)
-{
-	pthread_once(&kind_list_once, fill_kind_list);
-	return kind_list;
-}
-
-/* The names of the policies whose flags include `mask` (all for 0), joined
- * by ", " and by `last` before the last one. */
-static const char *names_with(unsigned mask, const char *last, char *buf, size_t len)
-{
-	int total = 0, i = 0;
-	size_t at = 0;
-
-	for (int k = 0; k < HWS_WAIT_NKINDS; k++)
-		total += !mask || (policies[k].flags & mask);
-	buf[0] = 0;
-	for (int k = 0; k < HWS_WAIT_NKINDS && at < len; k++) {
-		if (mask && !(policies[k].flags & mask))
-			continue;
-		at += (size_t)snprintf(buf + at, len - at, "%s%s",
-				       !i ? "" : i == total - 1 ? last : ", ", policies[k].name);
-		i++;
-	}
-	return buf;
-}
-
-static int kind_by_name(const char *s, size_t len, enum hws_wait_kind *out)
-{
-	for (int k = 0; k < HWS_WAIT_NKINDS; k++)
-		if (strlen(policies[k].name) == len && !strncmp(policies[k].name, s, len)) {
-			*out = (enum hws_wait_kind)k;
-			return 0;
-		}
-	return -1;
-}
 
 int hws_wait_check(const hws_wait_t *w, const char *who)
 {
@@ -182,7 +93,7 @@ static enum param_result bad_unless(int ok)
 static enum param_result apply_param(hws_wait_t *w, const char *key, const char *val,
 				     const char **hint, char *buf, size_t len)
 {
-	unsigned f = flags_of(w->kind);
+	unsigned f = hws_wait_kind_flags(w->kind);
 
 	*hint = NULL;
 	if ((f & P_BACKOFF) && !strcmp(key, "min"))
@@ -229,12 +140,12 @@ static enum param_result apply_param(hws_wait_t *w, const char *key, const char 
 			w->hw = HWS_WAIT_HW_AUTO;
 		else if (!strcmp(val, "none"))
 			w->hw = HWS_WAIT_NKINDS;
-		else if (!kind_by_name(val, strlen(val), &hk) && (flags_of(hk) & P_HWSTAGE))
+		else if (!hws_wait_kind_by_name(val, strlen(val), &hk) && (hws_wait_kind_flags(hk) & P_HWSTAGE))
 			w->hw = hk;
 		else {
 			char stages[128];
 			snprintf(buf, len, "expected auto, none, %s",
-				 names_with(P_HWSTAGE, " or ", stages, sizeof stages));
+				 hws_wait_kind_names(P_HWSTAGE, " or ", stages, sizeof stages));
 			*hint = buf;
 			return PARAM_BAD;
 		}
@@ -263,9 +174,9 @@ int hws_wait_parse(hws_wait_t *w, const char *spec)
 		return hws_fail(EINVAL, "wait policy '%.40s...' is too long", spec);
 	colon = strchr(spec, ':');
 	size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (kind_by_name(spec, nlen, &kind))
+	if (hws_wait_kind_by_name(spec, nlen, &kind))
 		return hws_fail(EINVAL, "unknown wait policy '%.*s' in '%s' (known: %s)",
-				(int)nlen, spec, spec, names_with(0, ", ", known, sizeof known));
+				(int)nlen, spec, spec, hws_wait_kind_names(0, ", ", known, sizeof known));
 	set_defaults(w, kind);
 	if (!colon)
 		return 0;
@@ -297,32 +208,6 @@ int hws_wait_parse(hws_wait_t *w, const char *spec)
 	return 0;
 }
 
-int hws_wait_available(enum hws_wait_kind kind, const char **why)
-{
-	static const char *unused;
-	if (!why)
-		why = &unused;
-	*why = "";
-	switch (kind) {
-	case HWS_WAIT_UMWAIT: return hws_umwait_available(why);
-	case HWS_WAIT_TPAUSE: return hws_tpause_available(why);
-	case HWS_WAIT_MWAITX: return hws_mwaitx_available(why);
-	case HWS_WAIT_WFE:    return hws_wfe_available(why);
-	case HWS_WAIT_KMWAIT: return hws_kmwait_available(why);
-	case HWS_WAIT_DELAY_MISS:
-		if (hws_delay_miss_prepare()) {
-			*why = "cannot allocate the 64 MiB pointer-chase buffer";
-			return ENOTSUP;
-		}
-		return 0;
-	case HWS_WAIT_NKINDS:
-		*why = "not a wait policy";
-		return EINVAL;
-	default:
-		return 0;
-	}
-}
-
 int hws_wait_init(hws_wait_t *w, const char *spec)
 {
 	const char *why;
@@ -352,7 +237,7 @@ int hws_wait_init(hws_wait_t *w, const char *spec)
 			w->hw = hws_adaptive_hw();
 		else if (w->hw != HWS_WAIT_NKINDS && hws_wait_available(w->hw, &why))
 			return hws_fail(ENOTSUP, "wait policy '%s': hardware stage '%s' is not "
-					"available here: %s", spec, policies[w->hw].name, why);
+					"available here: %s", spec, hws_wait_kind_name(w->hw), why);
 		if (w->hw_ns == 0)
 			w->hw_ns = 200000;
 	}
@@ -362,7 +247,7 @@ int hws_wait_init(hws_wait_t *w, const char *spec)
 int hws_wait_format(const hws_wait_t *w, char *buf, size_t len)
 {
 	const char *name = hws_wait_kind_name(w->kind);
-	unsigned f = flags_of(w->kind);
+	unsigned f = hws_wait_kind_flags(w->kind);
 	int n;
 
 	if (f & P_BACKOFF) {
