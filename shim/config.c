@@ -131,7 +131,7 @@ int hws_shim_configure(void)
 	rc |= env_flag("HWSYNC_OMP_ENDS", &c->omp_ends);
 	rc |= env_word("HWSYNC_LOCK", "auto", c->lock_kind, sizeof c->lock_kind);
 	rc |= env_word("HWSYNC_WAIT", "adaptive", c->wait_spec, sizeof c->wait_spec);
-	rc |= env_word("HWSYNC_BARRIER", "central", c->barrier_kind, sizeof c->barrier_kind);
+	rc |= env_word("HWSYNC_BARRIER", "auto", c->barrier_kind, sizeof c->barrier_kind);
 	rc |= env_word("HWSYNC_RWLOCK", "reader", c->rwlock_kind, sizeof c->rwlock_kind);
 	if (rc)
 		return EINVAL;
@@ -147,10 +147,10 @@ int hws_shim_configure(void)
 		return EINVAL;
 	}
 	snprintf(c->lock_used, sizeof c->lock_used, "%s", ops->name);
-	if (!in_list(hws_barrier_kinds(), c->barrier_kind)) {
+	if (strcmp(c->barrier_kind, "auto") && !in_list(hws_barrier_kinds(), c->barrier_kind)) {
 		list_str(hws_barrier_kinds(), known, sizeof known);
-		hws_shim_say("HWSYNC_BARRIER='%s' is not a barrier kind (known: %s); running on "
-			     "the native implementation", c->barrier_kind, known);
+		hws_shim_say("HWSYNC_BARRIER='%s' is not a barrier kind (known: auto, %s); running "
+			     "on the native implementation", c->barrier_kind, known);
 		return EINVAL;
 	}
 	if (!(c->rwlock_tag = hws_shim_rwlock_tag(c->rwlock_kind))) {

@@ -265,6 +265,20 @@ HWS_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
 	return n;
 }
 
+/* HWSYNC_BARRIER=auto, the default: a team of two waits on a dissemination
+ * barrier, one round in which each thread sets the other's flag and waits
+ * for its own, so each wait is one cache-line transfer and the two run at
+ * once; against the central barrier's two arrivals in turn on one counter
+ * and its release, that made `#pragma omp barrier` 1.3-1.5x faster here
+ * (docs/preload.md).  Larger teams keep the central barrier: a dissemination
+ * barrier makes every thread wait log2(n) times. */
+static const char *team_barrier_kind(int threads)
+{
+	if (strcmp(hws_cfg.barrier_kind, "auto"))
+		return hws_cfg.barrier_kind;
+	return threads == 2 ? "dissemination" : "central";
+}
+
 static hws_barrier_t *team_barrier(struct team *t)
 {
 	/* acquire: pairs with the release CAS below. */
@@ -274,7 +288,8 @@ static hws_barrier_t *team_barrier(struct team *t)
 	hws_barrier_t *n;
 	int threads = n_num_threads()();
 	if (threads < 2 ||
-	    hws_barrier_create_with(&n, hws_cfg.barrier_kind, (unsigned)threads, &hws_cfg.wait))
+	    hws_barrier_create_with(&n, team_barrier_kind(threads), (unsigned)threads,
+				    &hws_cfg.wait))
 		n = BARRIER_FAILED;
 	/* release: publishes the barrier; acquire: sees the winner's. */
 	if (atomic_compare_exchange_strong_explicit(&t->b, &b, n, memory_order_acq_rel,

@@ -109,7 +109,7 @@ struct hws_shim_config {
 	char lock_kind[32];      /* HWSYNC_LOCK, default "auto" */
 	char lock_used[32];      /* the kind's name as the library spells it */
 	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
-	char barrier_kind[32];   /* HWSYNC_BARRIER, default "central" */
+	char barrier_kind[32];   /* HWSYNC_BARRIER, default "auto" (gomp_barrier.c) */
 	char rwlock_kind[32];    /* HWSYNC_RWLOCK, default "reader" */
 	unsigned rwlock_tag;     /* what default rwlocks run (rwlock.c) */
 	hws_wait_t wait;         /* HWSYNC_WAIT, parsed once: every object waits with it */

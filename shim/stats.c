@@ -254,7 +254,10 @@ void hws_stats_report(void)
 			dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " episodes (%s), %" PRIu64
 				" waits, %.3f ms waiting\n", pid, hws_family_name[f],
 				LD(tot.fam[f].episodes),
-				f == HWS_FAM_BARRIER ? "central, in place" : hws_cfg.barrier_kind,
+				f == HWS_FAM_BARRIER ? "central, in place" :
+				!strcmp(hws_cfg.barrier_kind, "auto") ?
+				"auto: dissemination for teams of two, else central" :
+				hws_cfg.barrier_kind,
 				LD(tot.fam[f].ops), (double)LD(tot.fam[f].wait_ns) / 1e6);
 	const struct hws_fam_tally *rd = &tot.fam[HWS_FAM_RWLOCK_RD],
 				   *wr = &tot.fam[HWS_FAM_RWLOCK_WR];

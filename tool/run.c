@@ -66,8 +66,9 @@ static const char usage[] =
 "\n"
 "  --lock KIND      lock kind (HWSYNC_LOCK; default auto)\n"
 "  --wait POLICY    wait policy spec (HWSYNC_WAIT; default adaptive)\n"
-"  --barrier KIND   barrier kind (HWSYNC_BARRIER; default central) of OpenMP\n"
-"                   teams; the barriers that end dynamic, guided and ordered\n"
+"  --barrier KIND   barrier kind (HWSYNC_BARRIER) of OpenMP teams; default auto:\n"
+"                   dissemination for a team of two threads, else central; the\n"
+"                   barriers that end dynamic, guided and ordered\n"
 "                   loops and sections join it only with HWSYNC_OMP_ENDS=1 (off\n"
 "                   by default: slower than libgomp's own end on an idle machine)\n"
 "  --rwlock KIND    rwlock algorithm (HWSYNC_RWLOCK; default reader), within glibc's\n"
@@ -90,7 +91,8 @@ static void print_usage(void)
 	printf(usage, HWS_LIBDIR);
 	printf("\n");
 	hws_cli_print_list(stdout, "lock kinds", 16, hws_lock_kinds(), NULL);
-	hws_cli_print_list(stdout, "barrier kinds", 16, hws_barrier_kinds(), NULL);
+	hws_cli_print_list(stdout, "barrier kinds", 16, hws_barrier_kinds(),
+			   "(and auto, the default)");
 	hws_cli_print_list(stdout, "rwlock kinds", 16, hws_rwlock_kinds(), NULL);
 	hws_cli_print_list(stdout, "wait policies", 16, hws_wait_kinds(),
 			   "(which of them this machine has: hwsync info)");
@@ -200,9 +202,9 @@ int hws_cmd_run(int argc, char **argv)
 			buf);
 		return 2;
 	}
-	if (barrier && !hws_cli_known(hws_barrier_kinds(), barrier)) {
+	if (barrier && strcmp(barrier, "auto") && !hws_cli_known(hws_barrier_kinds(), barrier)) {
 		hws_cli_join(hws_barrier_kinds(), buf, sizeof buf);
-		fprintf(stderr, "hwsync run: --barrier '%s': unknown barrier kind (known: %s)\n",
+		fprintf(stderr, "hwsync run: --barrier '%s': unknown barrier kind (known: auto, %s)\n",
 			barrier, buf);
 		return 2;
 	}

@@ -34,12 +34,13 @@ fi
 # the rest routes them through the shim
 export HWSYNC_OMP_ENDS=1
 
-# 1. the native answer, then every barrier kind, at 2 and 5 threads
+# 1. the native answer, then every barrier kind (and auto: dissemination at 2,
+#    central at 5), at 2 and 5 threads
 for n in 2 5; do
   if ! OMP_NUM_THREADS=$n timeout 120 "$prog" > "$tmp/native.$n" 2>&1; then
     fail "natively at $n threads"; cat "$tmp/native.$n" >&2; continue
   fi
-  for bk in $bkinds; do
+  for bk in auto $bkinds; do
     OMP_NUM_THREADS=$n timeout 120 "$hwsync" run --barrier "$bk" --stats -- "$prog" \
       > "$tmp/shim.out" 2> "$tmp/shim.err"; rc=$?
     # "pair" serves teams of exactly two; at 5 its teams pass to libgomp
