@@ -3,14 +3,14 @@
  * A barging lock with polite waiters, a fairness bound and per-lock learning:
  * - a running thread takes a free lock with one CAS, even while others wait,
  *   so a thread that releases and comes straight back keeps the lock's line
- *   in its cache ([WTFLOCK], [PARKINGLOT]);
+ *   in its cache ([WEBKIT], [PLOT]);
  * - waiters spin read-only with a backoff that grows while the lock goes to
- *   others, for a budget each lock learns from its own waits ([GLIBCADAPT],
+ *   others, for a budget each lock learns from its own waits ([NPTL-ADAPT],
  *   [GLK]); at most (usable CPUs - 1) spin at once, the others sleep
  *   ([MALTHUS]);
  * - a waiter that has waited longer than the fairness bound claims the next
  *   hand-off: while its claim stands no other thread takes the free lock
- *   ([GOMUTEX], [PARKINGLOT]'s eventual fairness).
+ *   ([GOSYNC], [PLOT]'s eventual fairness).
  *
  * State word:
  *   bit 0      LOCKED
