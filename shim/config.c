@@ -1,5 +1,8 @@
 /* The shim's configuration: read the HWSYNC_* environment once at start-up
- * and check it against the library's kinds and policies (hws_cfg). */
+ * and check it against the library's kinds and policies (hws_cfg).  The
+ * output files it names are opened here, so that a name that cannot be
+ * written is a bad setting like any other; what the configuration turns on
+ * is started by startup.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,7 +11,6 @@
 #include <unistd.h>
 #include "shim/shim.h"
 #include "prims/lock_ops.h"
-#include "shim/spin_wait.h"
 #include <hwsync/rwlock.h>
 
 struct hws_shim_config hws_cfg;
@@ -103,16 +105,8 @@ static int configure_profile(struct hws_shim_config *c)
 			return EINVAL;
 		}
 	}
-	if (hws_prof_init(c->profile_slots))
-		return ENOMEM;
 	c->profile = 1;
 	return 0;
-}
-
-static void atfork_child(void)
-{
-	hws_stats_atfork_child();
-	hws_spin_wait_atfork_child();
 }
 
 int hws_shim_configure(void)
@@ -153,7 +147,11 @@ int hws_shim_configure(void)
 			     "on the native implementation", c->barrier_kind, known);
 		return EINVAL;
 	}
-	if (!(c->rwlock_tag = hws_shim_rwlock_tag(c->rwlock_kind))) {
+	/* Writer preference is never given to a default rwlock (rwlock.c):
+	 * `writer` leaves them on the reader-preferring core. */
+	c->rwlock_bravo = !strcmp(c->rwlock_kind, "bravo");
+	if (!c->rwlock_bravo && strcmp(c->rwlock_kind, "reader") &&
+	    strcmp(c->rwlock_kind, "writer")) {
 		list_str(hws_rwlock_kinds(), known, sizeof known);
 		hws_shim_say("HWSYNC_RWLOCK='%s' is not an rwlock kind (known: %s); running on "
 			     "the native implementation", c->rwlock_kind, known);
@@ -168,8 +166,8 @@ int hws_shim_configure(void)
 		hws_wait_init(&c->spin_wait, "pause");
 	const char *trace = getenv("HWSYNC_TRACE");
 	if (trace && *trace) {
-		int err = hws_trace_open(trace, c->trace_file, sizeof c->trace_file);
-		if (err) {
+		c->trace_out = hws_open_output(trace, c->trace_file, sizeof c->trace_file);
+		if (!c->trace_out) {
 			hws_shim_say("HWSYNC_TRACE='%s': cannot write: %s; running on the native "
 				     "implementation", trace, hws_last_error());
 			return EINVAL;
@@ -180,16 +178,5 @@ int hws_shim_configure(void)
 		return EINVAL;
 	c->instrument = (c->stats || c->trace ? HWS_INSTR_COUNT : 0) |
 			(c->profile ? HWS_INSTR_PROFILE : 0);
-	if (pthread_atfork(NULL, NULL, atfork_child)) {
-		hws_shim_say("pthread_atfork failed; running on the native implementation");
-		return ENOMEM;
-	}
-	if (c->verbose)
-		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s, rwlock %s (default "
-			     "rwlocks: %s; writer-preferring: writer)%s%s%s%s", c->lock_kind,
-			     c->lock_used, c->wait_spec, c->barrier_kind, c->rwlock_kind,
-			     hws_shim_rwlock_tag_name(c->rwlock_tag), c->stats ? ", stats" : "",
-			     c->trace ? ", trace to " : "", c->trace ? c->trace_file : "",
-			     c->profile ? ", profile" : "");
 	return 0;
 }

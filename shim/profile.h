@@ -171,7 +171,7 @@ static inline void hws_prof_released(const void *obj)
 		hws_prof_hold_end(obj);
 }
 
-/* Start-up (config.c): 0, or an errno value after one line on stderr. */
+/* Start-up (startup.c): 0, or an errno value after one line on stderr. */
 int hws_prof_init(unsigned slots);
 /* Exit (startup.c): the table on stderr and the JSON file. */
 void hws_prof_report(void);

@@ -58,18 +58,10 @@ _Static_assert(sizeof(union rw_core) <= 24 &&
 	       "the core sits before glibc's __flags and __shared");
 _Static_assert(GLIBC_WRITER_NR == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, "glibc kinds");
 
-unsigned hws_shim_rwlock_tag(const char *kind)
+/* The tag a default rwlock gets: the core HWSYNC_RWLOCK chose for them. */
+static inline flags_t default_tag(void)
 {
-	if (!strcmp(kind, "reader") || !strcmp(kind, "writer"))
-		return TAG_READER;   /* `writer` only for rwlocks that ask for it */
-	if (!strcmp(kind, "bravo"))
-		return TAG_BRAVO;
-	return 0;
-}
-
-const char *hws_shim_rwlock_tag_name(unsigned tag)
-{
-	return tag == TAG_BRAVO ? "bravo" : tag == TAG_WRITER ? "writer" : "reader";
+	return hws_cfg.rwlock_bravo ? TAG_BRAVO : TAG_READER;
 }
 
 static inline int is_tag(unsigned f)
@@ -100,7 +92,7 @@ static unsigned claim_slow(pthread_rwlock_t *rw, unsigned f)
 				pin_native(rw);   /* first used by the shim's start-up */
 			return 0;
 		}
-		flags_t want = f == GLIBC_WRITER_NR ? TAG_WRITER : (flags_t)hws_cfg.rwlock_tag,
+		flags_t want = f == GLIBC_WRITER_NR ? TAG_WRITER : default_tag(),
 			old = (flags_t)f;
 		/* relaxed: claiming publishes nothing (the core stays zero). */
 		if (atomic_compare_exchange_strong_explicit(FLAGS(rw), &old, want,
@@ -201,7 +193,7 @@ HWS_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockatt
 	memset(rw, 0, sizeof *rw);
 	/* relaxed: init is not concurrent with use; the core is zero. */
 	atomic_store_explicit(FLAGS(rw), kind == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP ?
-				      TAG_WRITER : (flags_t)hws_cfg.rwlock_tag,
+				      TAG_WRITER : default_tag(),
 			      memory_order_relaxed);
 	return 0;
 }

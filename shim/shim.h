@@ -111,7 +111,9 @@ struct hws_shim_config {
 	char wait_spec[128];     /* HWSYNC_WAIT, default "adaptive" */
 	char barrier_kind[32];   /* HWSYNC_BARRIER, default "auto" (gomp_barrier.c) */
 	char rwlock_kind[32];    /* HWSYNC_RWLOCK, default "reader" */
-	unsigned rwlock_tag;     /* what default rwlocks run (rwlock.c) */
+	int rwlock_bravo;        /* default rwlocks run BRAVO, not the reader-preferring
+				  * core (rwlock.c); `writer` is only for rwlocks that
+				  * ask for it */
 	hws_wait_t wait;         /* HWSYNC_WAIT, parsed once: every object waits with it */
 	hws_wait_t spin_wait;    /* pthread_spin_*: HWSYNC_WAIT if it never sleeps, else
 				  * pause (pause, spin: the spin lock's own backoff) */
@@ -121,6 +123,7 @@ struct hws_shim_config {
 	int omp_ends;            /* HWSYNC_OMP_ENDS: loop and sections ends on the team's
 				  * hwsync barrier (gomp_barrier.c) */
 	int instrument;          /* HWS_INSTR_*: what the lock paths count or record */
+	FILE *trace_out;         /* HWSYNC_TRACE's file (hws_open_output), or NULL */
 	unsigned profile_slots;  /* HWSYNC_PROFILE_SLOTS: objects the profile can hold */
 	unsigned profile_top;    /* HWSYNC_PROFILE_TOP: rows of the table at exit */
 	FILE *profile_file;      /* the profile's JSON file (hws_open_output), or NULL */
@@ -130,12 +133,18 @@ struct hws_shim_config {
 				  * xz close stderr before exit) */
 };
 extern struct hws_shim_config hws_cfg;
+/* What default rwlocks run, in the words of the messages. */
+static inline const char *hws_cfg_default_rwlock(void)
+{
+	return hws_cfg.rwlock_bravo ? "bravo" : "reader";
+}
 /* hws_cfg.instrument: 0 on the plain paths; COUNT: stats or trace, which
  * read the clock on every acquisition; PROFILE: the profile, which reads it
  * only when a thread waits (and for sampled holds). */
 enum { HWS_INSTR_COUNT = 1, HWS_INSTR_PROFILE = 2 };
-/* Read and check the environment into hws_cfg (config.c): 0 when the shim
- * can run, else an errno value after one line on stderr. */
+/* Read and check the environment into hws_cfg, opening the output files it
+ * names (config.c): 0 when the shim can run, else an errno value after one
+ * line on stderr.  Starting what it asks for is startup.c's. */
 int hws_shim_configure(void);
 
 enum { HWS_SHIM_UNINIT, HWS_SHIM_BUSY, HWS_SHIM_READY, HWS_SHIM_OFF };
@@ -393,22 +402,17 @@ static inline void hws_tally(_Atomic uint64_t *c, uint64_t v)
 			hws_tally(&ts_->fam[family].field, (v));                 \
 	} while (0)
 void hws_stats_count_barrier(unsigned family, int last, uint64_t wait_ns);
+/* In a forked child (pthread_atfork, startup.c). */
 void hws_stats_atfork_child(void);
 /* The summary at exit: the process that started the shim, or a forked child
  * that counted something (its own counts only); once per process. */
 void hws_stats_report(void);
 
-/* 0 or errno (hws_last_error() says why); used gets the file's name. */
-int hws_trace_open(const char *path, char *used, size_t used_len);
+/* Start recording into f, the file HWSYNC_TRACE names (startup.c). */
+void hws_trace_start(FILE *f);
 /* A complete event ("ph":"X") on this thread. */
 void hws_trace_span(const char *name, const void *obj, uint64_t start_ns, uint64_t end_ns);
 void hws_trace_write(void);
-
-/* ---- rwlocks (rwlock.c) ---- */
-/* The owner tag default rwlocks get for an HWSYNC_RWLOCK kind, 0 if unknown. */
-unsigned hws_shim_rwlock_tag(const char *kind);
-/* What a tag runs, for messages: "reader", "writer", "bravo". */
-const char *hws_shim_rwlock_tag_name(unsigned tag);
 
 /* ---- time conversion ---- */
 /* Absolute time on `clock` -> absolute CLOCK_MONOTONIC timespec.  EINVAL for

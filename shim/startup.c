@@ -1,5 +1,5 @@
 /* Shim start-up: decide once whether objects go to hwsync (READY) or stay
- * native (OFF), and report at exit.
+ * native (OFF), start what the configuration turns on, and report at exit.
  *
  * Start-up is lazy (first interposed call) and also runs from a constructor.
  * A call that re-enters while this thread is starting the shim (dlsym may
@@ -8,14 +8,45 @@
  * Any bad value turns the whole shim OFF with one line on stderr, so a
  * program never runs half on hwsync.
  */
+#include <errno.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "shim/shim.h"
+#include "shim/spin_wait.h"
 
 _Atomic int hws_shim_state = HWS_SHIM_UNINIT;
 _Atomic int hws_shim_plain_auto;
 static _Thread_local int starting;
+
+static void atfork_child(void)
+{
+	hws_stats_atfork_child();
+	hws_spin_wait_atfork_child();
+}
+
+/* What a good configuration turns on: 0, or an errno value after one line
+ * on stderr. */
+static int start_services(void)
+{
+	struct hws_shim_config *c = &hws_cfg;
+	if (c->trace)
+		hws_trace_start(c->trace_out);
+	if (c->profile && hws_prof_init(c->profile_slots))
+		return ENOMEM;
+	if (pthread_atfork(NULL, NULL, atfork_child)) {
+		hws_shim_say("pthread_atfork failed; running on the native implementation");
+		return ENOMEM;
+	}
+	if (c->verbose)
+		hws_shim_say("lock kind %s (%s), wait policy %s, barrier kind %s, rwlock %s (default "
+			     "rwlocks: %s; writer-preferring: writer)%s%s%s%s", c->lock_kind,
+			     c->lock_used, c->wait_spec, c->barrier_kind, c->rwlock_kind,
+			     hws_cfg_default_rwlock(), c->stats ? ", stats" : "",
+			     c->trace ? ", trace to " : "", c->trace ? c->trace_file : "",
+			     c->profile ? ", profile" : "");
+	return 0;
+}
 
 int hws_shim_on_slow(void)
 {
@@ -32,7 +63,7 @@ int hws_shim_on_slow(void)
 				     missing);
 			ok = 0;
 		} else {
-			ok = hws_shim_configure() == 0;
+			ok = hws_shim_configure() == 0 && start_services() == 0;
 		}
 		starting = 0;
 		/* release: publishes the kind and the policy (set by the

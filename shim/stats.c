@@ -269,7 +269,7 @@ void hws_stats_report(void)
 			LD(rd->ops), LD(rd->contended), LD(rd->timeouts), LD(wr->ops),
 			LD(wr->contended), LD(wr->timeouts),
 			(double)(LD(rd->wait_ns) + LD(wr->wait_ns)) / 1e6,
-			hws_shim_rwlock_tag_name(hws_cfg.rwlock_tag));
+			hws_cfg_default_rwlock());
 	if (lost)
 		dprintf(fd, "hwsync[%d]:   incomplete: %" PRIu64 " operations not counted (no "
 			"memory for a thread's counters)\n", pid, lost);

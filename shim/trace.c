@@ -5,7 +5,6 @@
  * does a thread that got no buffer (calloc failed: it does not try again);
  * the number dropped is written as metadata, and a summary line names the
  * events lost for want of memory. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,13 +35,10 @@ static _Thread_local struct trace_buf *mine;
 static _Thread_local int no_buf;
 static _Atomic uint64_t unbuffered;   /* events of threads without a buffer */
 
-int hws_trace_open(const char *path, char *used, size_t used_len)
+void hws_trace_start(FILE *f)
 {
-	trace_file = hws_open_output(path, used, used_len);
-	if (!trace_file)
-		return errno;
+	trace_file = f;
 	trace_t0 = hws_now_ns();
-	return 0;
 }
 
 void hws_trace_span(const char *name, const void *obj, uint64_t start_ns, uint64_t end_ns)
