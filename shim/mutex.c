@@ -261,7 +261,7 @@ int hws_shim_mutex_unlock_any(pthread_mutex_t *m)
  * through process_vm_readv so that memory the program has unmapped since
  * is an error rather than a fault; -1 unless the words still hold a shim
  * mutex. */
-long long hws_prof_mutex_place_read(uintptr_t obj)
+static long long read_place(uintptr_t obj)
 {
 	unsigned char buf[sizeof(pthread_mutex_t)];
 	struct iovec local = { buf, sizeof buf }, remote = { (void *)obj, sizeof buf };
@@ -272,4 +272,9 @@ long long hws_prof_mutex_place_read(uintptr_t obj)
 	memcpy(&kind, buf + __builtin_offsetof(pthread_mutex_t, __data.__kind), sizeof kind);
 	memcpy(&count, buf + PLACE_OFF, sizeof count);   /* struct hws_prof_place.count */
 	return kind == KIND_SHIM ? (long long)count : -1;
+}
+
+__attribute__((constructor)) static void register_place_reader(void)
+{
+	hws_prof_read_places_with(HWS_FAM_MUTEX, read_place);
 }

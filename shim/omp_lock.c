@@ -240,10 +240,15 @@ HWS_EXPORT void GOMP_critical_name_end(void **pptr)
 /* The profile at exit: the unnamed critical section's in-place count; -2
  * for any other address (a named critical section has no room: its thread
  * caches counted it). */
-long long hws_prof_crit_place_read(uintptr_t obj)
+static long long read_crit_place(uintptr_t obj)
 {
 	if (obj != (uintptr_t)&crit)
 		return -2;
 	/* relaxed: a snapshot at exit. */
 	return (long long)atomic_load_explicit(&crit.place.count, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void register_place_reader(void)
+{
+	hws_prof_read_places_with(HWS_FAM_OMP_CRITICAL, read_crit_place);
 }

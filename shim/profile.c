@@ -472,6 +472,14 @@ void hws_prof_end(const void *obj)
 /* ---- counting in place ---- */
 
 static _Atomic uint64_t place_unread;   /* live objects whose count could not be read */
+/* Per family, how to read back the count of a live object at exit; set by
+ * constructors, before any thread the program starts. */
+static hws_prof_place_reader place_reader[HWS_FAM_N];
+
+void hws_prof_read_places_with(unsigned fam, hws_prof_place_reader read)
+{
+	place_reader[fam] = read;
+}
 
 void hws_prof_place_slow(const void *obj, unsigned fam, struct hws_prof_place *p, uint64_t n)
 {
@@ -693,12 +701,9 @@ void hws_prof_report(void)
 	for (size_t i = 0; i < nslots; i++) {
 		uintptr_t k = atomic_load_explicit(&slots[i].key, memory_order_acquire);
 		n += k != 0 && k != CLAIMED;
-		if (k & LIVE && k != CLAIMED && (slots[i].fam == HWS_FAM_MUTEX ||
-						  slots[i].fam == HWS_FAM_OMP_CRITICAL)) {
+		if (k & LIVE && k != CLAIMED && place_reader[slots[i].fam]) {
 			/* what the object counted since its last fold */
-			long long c = slots[i].fam == HWS_FAM_MUTEX ?
-				hws_prof_mutex_place_read(k & ~LIVE) :
-				hws_prof_crit_place_read(k & ~LIVE);
+			long long c = place_reader[slots[i].fam](k & ~LIVE);
 			if (c > 1 && c <= HWS_PROF_FOLD + 1)
 				atomic_fetch_add_explicit(&slots[i].acq, (uint64_t)c - 1,
 							  memory_order_relaxed);

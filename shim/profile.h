@@ -120,10 +120,13 @@ void hws_prof_place_slow(const void *obj, unsigned fam, struct hws_prof_place *p
 void hws_prof_place_hold_end(const void *obj, struct hws_prof_place *p);
 /* The object ends: its in-place count goes to its entry first. */
 void hws_prof_end_place(const void *obj, struct hws_prof_place *p);
-/* At exit: the in-place count of a live object at obj, -1 when its memory
- * no longer holds one, -2 when it has no place (mutex.c, omp_lock.c). */
-long long hws_prof_mutex_place_read(uintptr_t obj);
-long long hws_prof_crit_place_read(uintptr_t obj);
+/* At exit the profile reads back the in-place count of each live object of
+ * a family that counts in place, through the reader that family registered
+ * (from a constructor: mutex.c, omp_lock.c).  The reader returns the count
+ * of a live object at obj, -1 when its memory no longer holds one, -2 when
+ * it has no place. */
+typedef long long (*hws_prof_place_reader)(uintptr_t obj);
+void hws_prof_read_places_with(unsigned fam, hws_prof_place_reader read);
 
 static inline void hws_prof_place_count(const void *obj, unsigned fam, struct hws_prof_place *p)
 {
