@@ -14,6 +14,10 @@
 #include <hwsync/rwlock.h>
 
 struct hws_shim_config hws_cfg;
+/* The in-place lock words' kind and policy (lock_words.h): HWSYNC_LOCK and
+ * HWSYNC_WAIT as configured here. */
+enum hws_lock_kind_id hws_lock_kind8 = HWS_LK_AUTO;
+const hws_wait_t *hws_lock_wait = &hws_cfg.wait;
 
 static int env_flag(const char *name, int *out)
 {

@@ -58,10 +58,11 @@ struct hws_words4 {
 };
 _Static_assert(sizeof(struct hws_words4) == 4, "4-byte kinds");
 
-/* The process-wide lock kind: the library's kind that HWSYNC_LOCK names.
- * Read once per operation; written only before the shim is published.  Each
- * switch below lists every kind, so a kind added to the library without its
- * case here does not compile. */
+/* The process-wide lock kind, the library's kind that HWSYNC_LOCK names,
+ * and the policy (both defined in config.c).  Read once per operation;
+ * written only before the shim is published.  Each switch below lists every
+ * kind, so a kind added to the library without its case here does not
+ * compile. */
 extern enum hws_lock_kind_id hws_lock_kind8;
 extern const hws_wait_t *hws_lock_wait;
 

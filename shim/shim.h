@@ -13,7 +13,8 @@
  *
  * Files, one job each: startup.c (READY or OFF, once; exit report),
  * natives.c (the native functions), config.c (the HWSYNC_* environment),
- * passthrough.c (messages; what went native), time.c (deadlines), then one
+ * say.c (messages), passthrough.c (what went native), family.c (the
+ * families' names), time.c (deadlines), then one
  * file per family of interposed functions, the lock paths (shim_lock.c),
  * the spin lock's waiter (spin_wait.c), stats.c and trace.c, and the
  * per-process output files (outfile.c).
@@ -185,7 +186,7 @@ static inline int hws_shim_plain(void)
  * errno set (and hws_last_error()). */
 FILE *hws_open_output(const char *spec, char *used, size_t used_len);
 
-/* One line on stderr, "hwsync: ..." (write(2), safe before main). */
+/* One line on stderr, "hwsync: ..." (write(2), safe before main; say.c). */
 void hws_shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- what was passed to the native implementation ---- */
@@ -210,7 +211,7 @@ enum hws_family {
 	HWS_FAM_SPIN = HWS_FAM_NLOCKS, HWS_FAM_COND, HWS_FAM_SEM, HWS_FAM_BARRIER,
 	HWS_FAM_OMP_BARRIER, HWS_FAM_RWLOCK_RD, HWS_FAM_RWLOCK_WR, HWS_FAM_N
 };
-extern const char *const hws_family_name[HWS_FAM_N];
+extern const char *const hws_family_name[HWS_FAM_N];   /* family.c */
 
 /* This thread asked for asynchronous cancellation (pthread_setcanceltype). */
 extern _Thread_local int hws_async_cancel;

@@ -9,8 +9,6 @@
 #include "shim/shim.h"
 #include "wait/internal.h"
 
-enum hws_lock_kind_id hws_lock_kind8 = HWS_LK_AUTO;
-const hws_wait_t *hws_lock_wait = &hws_cfg.wait;
 _Thread_local int hws_async_cancel;
 
 /* A thread with asynchronous cancellation may die at any instruction.  A
