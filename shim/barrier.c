@@ -17,7 +17,15 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
-#include "shim/shim.h"
+#include <hwsync/barrier.h>
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/natives.h"
+#include "shim/passthrough.h"
+#include "shim/startup.h"
+#include "shim/stats.h"
+#include "shim/trace.h"
 
 #define BAR_MAGIC 0x48575342   /* "HWSB" */
 #define CORE(b) ((hws_barrier_central_core_t *)(void *)(b))

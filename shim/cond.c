@@ -28,7 +28,17 @@
 #include <sched.h>
 #include <string.h>
 #include <hwsync/condvar.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/mutex.h"
+#include "shim/natives.h"
+#include "shim/passthrough.h"
+#include "shim/profile.h"
+#include "shim/shim_lock.h"
+#include "shim/startup.h"
+#include "shim/stats.h"
+#include "shim/time.h"
 
 #define CORE(c) ((hws_condvar_core_t *)(void *)(c))
 #define WREFS(c) ((_Atomic unsigned *)&(c)->__data.__wrefs)

@@ -9,9 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "shim/shim.h"
-#include "prims/lock_ops.h"
+#include <hwsync/arch.h>
+#include <hwsync/barrier.h>
+#include <hwsync/lock.h>
 #include <hwsync/rwlock.h>
+#include "shim/config.h"
+#include "shim/lock_words.h"
+#include "shim/outfile.h"
+#include "shim/say.h"
+#include "prims/lock_ops.h"
 
 struct hws_shim_config hws_cfg;
 /* The in-place lock words' kind and policy (lock_words.h): HWSYNC_LOCK and

@@ -1,5 +1,5 @@
 /* The families' names, as the stats summary and the profile print them. */
-#include "shim/shim.h"
+#include "shim/family.h"
 
 const char *const hws_family_name[HWS_FAM_N] = {
 	[HWS_FAM_MUTEX] = "pthread_mutex", [HWS_FAM_OMP_LOCK] = "omp_lock",

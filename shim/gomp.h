@@ -4,7 +4,8 @@
 #ifndef HWS_PRELOAD_GOMP_H
 #define HWS_PRELOAD_GOMP_H
 
-#include "shim/shim.h"
+#include <stdatomic.h>
+#include "shim/natives.h"
 
 /* Defines `static type var(void)`: libgomp's `name` at symbol version `ver`
  * (NULL while libgomp is not loaded), looked up once and then cached. */

@@ -43,7 +43,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <hwsync/barrier.h>
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
 #include "shim/gomp.h"
+#include "shim/passthrough.h"
+#include "shim/startup.h"
+#include "shim/stats.h"
+#include "shim/trace.h"
 
 /* A team's shim state.  Its own cache line: written only when the team
  * meets at a barrier or creates tasks. */

@@ -23,7 +23,17 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/lock_words.h"
+#include "shim/mutex.h"
+#include "shim/natives.h"
+#include "shim/passthrough.h"
+#include "shim/profile.h"
+#include "shim/shim_lock.h"
+#include "shim/startup.h"
+#include "shim/time.h"
 
 
 _Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__kind) == 4, "glibc mutex layout");

@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <string.h>
-#include "shim/shim.h"
+#include "shim/natives.h"
 
 struct hws_native hws_native;
 

@@ -21,7 +21,14 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
 #include "shim/gomp.h"
+#include "shim/lock_words.h"
+#include "shim/profile.h"
+#include "shim/shim_lock.h"
+#include "shim/startup.h"
 
 /* ---- native libgomp functions, resolved on first use ---- */
 typedef void (*lock_fn)(void *);

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "arch/internal.h"
-#include "shim/shim.h"
+#include "shim/outfile.h"
 
 /* Expand %p, %h and %% of spec into out: 0, EINVAL (unknown sequence, or the
  * name is empty) or ENAMETOOLONG. */

@@ -1,6 +1,8 @@
 /* The registry of objects passed to the native implementation
  * (HWSYNC_VERBOSE names each kind once; the stats summary lists them). */
-#include "shim/shim.h"
+#include "shim/config.h"
+#include "shim/passthrough.h"
+#include "shim/say.h"
 
 static const char *const pass_name[HWS_PASS_NKINDS] = {
 	[HWS_PASS_MUTEX_RECURSIVE] = "recursive pthread mutexes",

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <unwind.h>
-#include "shim/shim.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/profile.h"
+#include "shim/say.h"
 
 #define LIVE ((uintptr_t)1)
 #define CLAIMED ((uintptr_t)2)

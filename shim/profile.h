@@ -45,6 +45,7 @@
 #define HWS_PRELOAD_PROFILE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define HWS_PROF_TC 256u          /* objects a thread's cache holds */

@@ -35,7 +35,16 @@
 #include <hwsync/rwlock_bravo.h>
 #include <hwsync/rwlock_reader.h>
 #include <hwsync/rwlock_writer.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/natives.h"
+#include "shim/passthrough.h"
+#include "shim/profile.h"
+#include "shim/startup.h"
+#include "shim/stats.h"
+#include "shim/time.h"
+#include "shim/trace.h"
 
 typedef __typeof__(((pthread_rwlock_t *)0)->__data.__flags) flags_t;
 typedef __typeof__(((pthread_rwlock_t *)0)->__data.__shared) shared_t;

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
-#include "shim/shim.h"
+#include "shim/say.h"
 
 void hws_shim_say(const char *fmt, ...)
 {

@@ -18,7 +18,16 @@
 #include <errno.h>
 #include <limits.h>
 #include <hwsync/sem.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/natives.h"
+#include "shim/passthrough.h"
+#include "shim/profile.h"
+#include "shim/shim_lock.h"
+#include "shim/startup.h"
+#include "shim/stats.h"
+#include "shim/time.h"
 
 #define SEM_MAGIC 0x48575353   /* "HWSS" */
 #define CORE(s) ((hws_sem_core_t *)(void *)(s))

@@ -1,12 +1,20 @@
-/* The shim's lock paths beyond the inline fast path (shim.h): the blocking
- * wait after a failed try, its cancellation-safe form, and the instrumented
- * paths for HWSYNC_PROFILE (profile.h), HWSYNC_STATS (stages counted into
- * this thread's block) and HWSYNC_TRACE (spans: wait = entry to acquired,
- * hold = acquired to release).  Every wait goes through block_on() below into
- * the kind's waiting path (hws_words8_wait, hws_words4_wait).
+/* The shim's lock paths beyond the inline fast path (shim_lock.h): the
+ * blocking wait after a failed try, its cancellation-safe form, and the
+ * instrumented paths for HWSYNC_PROFILE (profile.h), HWSYNC_STATS (stages
+ * counted into this thread's block) and HWSYNC_TRACE (spans: wait = entry to
+ * acquired, hold = acquired to release).  Every wait goes through block_on()
+ * below into the kind's waiting path (hws_words8_wait, hws_words4_wait).
  */
 #include <errno.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/lock_words.h"
+#include "shim/natives.h"
+#include "shim/profile.h"
+#include "shim/shim_lock.h"
+#include "shim/stats.h"
+#include "shim/trace.h"
 #include "wait/internal.h"
 
 _Thread_local int hws_async_cancel;
@@ -84,9 +92,9 @@ HWS_EXPORT int pthread_setcanceltype(int type, int *oldtype)
 
 /* Whether any thread of the process has been asked to cancel.  Until one
  * has, no cancel can be pending, and the shim's cancellation points skip the
- * call to pthread_testcancel (hws_testcancel in shim.h): through the PLT it
- * was a fifth of an uncontended sem_wait, where glibc makes an internal
- * call.  Set before the request is made, never cleared. */
+ * call to pthread_testcancel (hws_testcancel in shim_lock.h): through the
+ * PLT it was a fifth of an uncontended sem_wait, where glibc makes an
+ * internal call.  Set before the request is made, never cleared. */
 _Atomic int hws_cancel_asked;
 
 HWS_EXPORT int pthread_cancel(pthread_t th)

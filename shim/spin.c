@@ -6,8 +6,14 @@
  * process-shared spin lock works between processes with and without the
  * shim. */
 #include <errno.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/natives.h"
+#include "shim/profile.h"
 #include "shim/spin_wait.h"
+#include "shim/startup.h"
+#include "shim/stats.h"
 
 #define WORD(l) ((_Atomic uint32_t *)(void *)(l))
 #define OBJ(l) ((const void *)(uintptr_t)(l))   /* the profile's key */

@@ -9,11 +9,19 @@
  * program never runs half on hwsync.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "shim/shim.h"
+#include "shim/config.h"
+#include "shim/lock_words.h"
+#include "shim/natives.h"
+#include "shim/profile.h"
+#include "shim/say.h"
 #include "shim/spin_wait.h"
+#include "shim/startup.h"
+#include "shim/stats.h"
+#include "shim/trace.h"
 
 _Atomic int hws_shim_state = HWS_SHIM_UNINIT;
 _Atomic int hws_shim_plain_auto;

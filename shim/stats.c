@@ -17,7 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/family.h"
+#include "shim/passthrough.h"
+#include "shim/stats.h"
 
 static _Atomic(struct hws_thread_stats *) registry;
 static struct hws_thread_stats dead;   /* blocks of exited threads, added up */

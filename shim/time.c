@@ -1,7 +1,8 @@
 /* Deadline conversion: an absolute time on the caller's clock (REALTIME or
  * MONOTONIC) to the wait layer's CLOCK_MONOTONIC deadline. */
 #include <errno.h>
-#include "shim/shim.h"
+#include <hwsync/wait.h>
+#include "shim/time.h"
 
 int hws_shim_to_mono(clockid_t clock, const struct timespec *abs, struct timespec *mono)
 {

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "shim/shim.h"
+#include "shim/common.h"
+#include "shim/config.h"
+#include "shim/trace.h"
 
 #define TRACE_CAP (1u << 16)   /* events a thread */
 
