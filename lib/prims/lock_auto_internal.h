@@ -26,4 +26,11 @@ unsigned hws_auto_max_spinners(void);
  * a wait of waited_ns changes hands at least once a microsecond. */
 bool hws_auto_busy_nap_pays(uint32_t handoffs, uint64_t waited_ns);
 
+/* The releaser's grace (lock_auto_spin.c): whether a spinner that sees the
+ * lock free at generation gen leaves it to its releaser a moment, given the
+ * lock's learning word; and how a wait's kept and wasted graces move the
+ * word's waste count (lock_auto_learn.c). */
+bool hws_auto_grace_granted(uint32_t learn, uint32_t gen);
+uint32_t hws_auto_waste_update(uint32_t waste, uint32_t kept, uint32_t wasted);
+
 #endif

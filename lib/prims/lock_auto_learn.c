@@ -28,6 +28,18 @@ uint64_t hws_auto_spin_budget(const struct waiter *me, uint32_t v)
 	return b < cap ? b : cap;
 }
 
+/* How often graces were wasted lately (0-255), after a wait that kept and
+ * wasted these many: a kept one takes a quarter off, a wasted one adds an
+ * eighth of what is left, and enough wasted ones in a row reach 255. */
+uint32_t hws_auto_waste_update(uint32_t waste, uint32_t kept, uint32_t wasted)
+{
+	for (uint32_t i = 0; i < kept && waste; i++)
+		waste -= waste / 4 + (waste < 4);
+	for (uint32_t i = 0; i < wasted && waste < 255; i++)
+		waste += (255 - waste) / 8 + (waste > 247);
+	return waste;
+}
+
 /* Holder only: fold this acquisition's wait into the lock's record. */
 void hws_auto_learned(const struct waiter *me)
 {
@@ -39,10 +51,7 @@ void hws_auto_learned(const struct waiter *me)
 		crowd += (255 - crowd) / 4 + (crowd > 251 && crowd < 255);
 	else
 		crowd -= crowd / 8 + (crowd > 0 && crowd < 8);
-	for (uint32_t i = 0; i < me->graces_kept && waste; i++)
-		waste -= waste / 4 + (waste < 4);
-	for (uint32_t i = 0; i < me->graces_wasted && waste < 255; i++)
-		waste += (255 - waste) / 8 + (waste > 247);
+	waste = hws_auto_waste_update(waste, me->graces_kept, me->graces_wasted);
 	/* How long this wait took, capped at the spin budget's cap (a wait
 	 * that ended in the first look counts as 0): as glibc's adaptive mutex
 	 * averages the spins a wait took, failed ones too, so that a budget

@@ -70,6 +70,11 @@ static void withdraw(struct waiter *me)
  * handing the lock over pay.  In relax instructions, measured once, since
  * what a pause costs differs several-fold between processors. */
 #define GRACE_NS 200u
+/* A lock that stopped granting graces still grants one on every GRACE_PROBE-th
+ * hand-off, and on every GRACE_PROBE_SETTLED-th once every recent grace was
+ * wasted (the waste count is at its top). */
+#define GRACE_PROBE 8u
+#define GRACE_PROBE_SETTLED 64u
 
 static uint32_t grace_relaxes(void)
 {
@@ -94,11 +99,18 @@ static uint32_t grace_relaxes(void)
  * is still free and nobody took it meanwhile (*v is the new reading).  A lock
  * whose graces keep being wasted (its threads do not come straight back:
  * handing it over pays) gets none, but for a probe now and then. */
+bool hws_auto_grace_granted(uint32_t learn, uint32_t gen)
+{
+	uint32_t waste = learn >> WASTE_SHIFT;
+	return waste <= WASTE_SKIP ||
+	       gen % (waste == 255 ? GRACE_PROBE_SETTLED : GRACE_PROBE) == 0;
+}
+
 static bool after_grace(struct waiter *me, uint32_t *v)
 {
 	/* relaxed: advice, see hws_auto_learned(). */
-	uint32_t waste = atomic_load_explicit(me->learn, memory_order_relaxed) >> WASTE_SHIFT;
-	if (waste > WASTE_SKIP && (*v / HWS_AUTO_GEN_ONE) % 8)
+	if (!hws_auto_grace_granted(atomic_load_explicit(me->learn, memory_order_relaxed),
+				    *v / HWS_AUTO_GEN_ONE))
 		return true;
 	for (uint32_t i = grace_relaxes(); i > 0; i--)
 		hws_cpu_relax();

@@ -15,7 +15,11 @@
  *             parks), beside the same waiter made to nap (the test mode),
  *             which shows its sleeps would be seen as naps;
  *   sampler   /proc/loadavg's runnable count is parsed, and runnable hogs
- *             make the machine busy.
+ *             make the machine busy;
+ *   grace     a spinner grants the releaser its grace until the lock's
+ *             graces are mostly wasted, then on one hand-off in 8, and on
+ *             one in 64 once the waste count is at its top; wasted graces
+ *             in a row reach that top, and one kept grace leaves it.
  * Needs two usable CPUs (else nobody may spin, and it is skipped). */
 #include <sched.h>
 #include <time.h>
@@ -206,6 +210,34 @@ static void busy_naps(void)
 	CHECK(napping >= 1);   /* control: these waits do reach the sleep, and naps count */
 }
 
+static unsigned granted_of_512(uint32_t waste)
+{
+	unsigned n = 0;
+	for (uint32_t gen = 1000; gen < 1000 + 512; gen++)
+		n += hws_auto_grace_granted(waste << 24 | 0x123456u, gen);
+	return n;
+}
+
+static void grace_rules(void)
+{
+	CHECK_EQ(granted_of_512(0), 512u);
+	CHECK_EQ(granted_of_512(160), 512u);
+	CHECK_EQ(granted_of_512(161), 64u);
+	CHECK_EQ(granted_of_512(254), 64u);
+	CHECK_EQ(granted_of_512(255), 8u);
+	uint32_t waste = 0;
+	unsigned steps = 0;
+	while (waste < 255 && steps < 1000)
+		waste = hws_auto_waste_update(waste, 0, 1), steps++;
+	printf("grace: %u wasted graces in a row reach the top\n", steps);
+	CHECK_EQ(waste, 255u);
+	CHECK(steps < 64);
+	CHECK(hws_auto_waste_update(255, 1, 0) < 255);
+	CHECK(hws_auto_waste_update(255, 1, 0) > 160);   /* one kept grace: probes every 8th */
+	CHECK_EQ(hws_auto_waste_update(255, 0, 3), 255u);
+	CHECK(hws_auto_waste_update(200, 8, 0) <= 160);  /* a run of kept ones: graces again */
+}
+
 static void *hog(void *p)
 {
 	_Atomic int *stop = p;
@@ -247,6 +279,7 @@ static void sampler(void)
 int main(void)
 {
 	sampler();
+	grace_rules();
 	if (hws_auto_max_spinners() == 0) {
 		printf("skipped: one usable CPU, so no auto waiter spins\n");
 		return HWS_TEST_SKIP;
