@@ -95,10 +95,10 @@ static uint32_t grace_relaxes(void)
 	return g;
 }
 
-/* We saw the lock free in *v: wait the grace and look again.  True when it
- * is still free and nobody took it meanwhile (*v is the new reading).  A lock
- * whose graces keep being wasted (its threads do not come straight back:
- * handing it over pays) gets none, but for a probe now and then. */
+/* Whether the lock's learning word grants a grace at generation gen: always
+ * while graces pay; for a lock whose graces keep being wasted (its threads
+ * do not come straight back: handing it over pays), only a probe now and
+ * then. */
 bool hws_auto_grace_granted(uint32_t learn, uint32_t gen)
 {
 	uint32_t waste = learn >> WASTE_SHIFT;
@@ -106,6 +106,9 @@ bool hws_auto_grace_granted(uint32_t learn, uint32_t gen)
 	       gen % (waste == 255 ? GRACE_PROBE_SETTLED : GRACE_PROBE) == 0;
 }
 
+/* We saw the lock free in *v: wait the grace, if the lock grants one, and
+ * look again.  True when it is still free and nobody took it meanwhile (*v
+ * is the new reading). */
 static bool after_grace(struct waiter *me, uint32_t *v)
 {
 	/* relaxed: advice, see hws_auto_learned(). */
