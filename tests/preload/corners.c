@@ -17,6 +17,11 @@
  *                        size, with a 32 MiB default stack
  *   startup              one uncontended mutex: the do-nothing program whose
  *                        clone calls are counted
+ *   heap                 where the program's first heap block lands and how
+ *                        many bytes are in use then: start-up must leave the
+ *                        heap as it found it (a shifted heap moves the
+ *                        program's and its libraries' blocks against cache
+ *                        lines, which changed OpenMP fork/join speed)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +354,21 @@ static void startup(void)
 	OUT("startup: lock %s unlock %s\n", en(a), en(b));
 }
 
+/* ---- heap ---- */
+static void heap(void)
+{
+	/* Measured before this program's first output, which allocates stdout's
+	 * buffer.  The main arena grows with brk from the heap's start, so the
+	 * block's offset from it is the same in every run whatever the address
+	 * randomization. */
+	char *p = malloc(24);
+	struct mallinfo2 mi = mallinfo2();
+	char *top = sbrk(0);
+	long at = p && mi.arena ? (long)(p - (top - mi.arena)) : -1;
+	OUT("heap: first block at byte %ld of the heap, %zu bytes in use\n", at, mi.uordblks);
+	free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *check = argc > 1 ? argv[1] : "";
@@ -363,9 +384,11 @@ int main(int argc, char **argv)
 		rlimit(argv);
 	else if (!strcmp(check, "startup"))
 		startup();
+	else if (!strcmp(check, "heap"))
+		heap();
 	else {
 		fprintf(stderr, "usage: corners sem-eintr|xunlock|cancel-self|cancel-self-xthread|"
-				"rlimit|startup\n");
+				"rlimit|startup|heap\n");
 		return 2;
 	}
 	return 0;

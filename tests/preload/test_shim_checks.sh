@@ -8,9 +8,10 @@
 #       <= 2 x native + 10 MiB, same output
 #   test_shim_checks.sh fork HWSYNC PRELOAD FORK_STORM [FORKS]
 #       no forked child lost
-#   test_shim_checks.sh sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit
+#   test_shim_checks.sh sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit|heap
 #                       HWSYNC PRELOAD CORNERS
-#       the same output as natively, no hang, no crash
+#       the same output as natively, no hang, no crash (heap: the program's
+#       first block where it is natively, with as many bytes in use)
 #   test_shim_checks.sh startup HWSYNC PRELOAD CORNERS
 #       as many clone/clone3 calls as natively (strace; exit 77 without it)
 #   test_shim_checks.sh nomem HWSYNC PRELOAD NOMEM FAILALLOC
@@ -263,7 +264,7 @@ case $check in
   churn) churn "$@" ;;
   nomem) nomem "$@" ;;
   fork) forks "$@" ;;
-  sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit) corners "$@" ;;
+  sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit|heap) corners "$@" ;;
   startup) startup "$@" ;;
   spin) spins "$@" ;;
   *) echo "$0: unknown check '$check'" >&2; exit 2 ;;
