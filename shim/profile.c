@@ -584,7 +584,7 @@ static int describe(uintptr_t pc, struct place *p)
 	return 1;
 }
 
-static void json_str(FILE *f, const char *s)
+static void put_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
@@ -603,11 +603,11 @@ static void write_json(FILE *f, struct slot **v, size_t n, uint64_t total)
 {
 	fprintf(f, "{\"schema\":\"hwsync-profile\",\"version\":1,\"pid\":%d,\"program\":",
 		hws_cfg.pid);
-	json_str(f, exe_path);
+	put_json_string(f, exe_path);
 	fprintf(f, ",\"lock_kind\":");
-	json_str(f, hws_cfg.lock_used);
+	put_json_string(f, hws_cfg.lock_used);
 	fprintf(f, ",\"wait_policy\":");
-	json_str(f, hws_cfg.wait_spec);
+	put_json_string(f, hws_cfg.wait_spec);
 	fprintf(f, ",\"hold_sample_mean\":%u,\n\"table\":{\"slots\":%zu,\"objects\":%" PRIu64
 		",\"recorded\":%zu,\"not_recorded\":%" PRIu64 ",\"reused\":%" PRIu64
 		",\"acquisitions_not_recorded\":%" PRIu64 ",\"acquisitions_of_reused\":%" PRIu64
@@ -633,11 +633,11 @@ static void write_json(FILE *f, struct slot **v, size_t n, uint64_t total)
 			fprintf(f, "%s{\"pc\":\"0x%" PRIxPTR "\"", j ? "," : "", s->site[j]);
 			if (describe(s->site[j], &p)) {
 				fprintf(f, ",\"module\":");
-				json_str(f, p.module);
+				put_json_string(f, p.module);
 				fprintf(f, ",\"offset\":\"0x%" PRIxPTR "\"", p.offset);
 				if (p.function) {
 					fprintf(f, ",\"function\":");
-					json_str(f, p.function);
+					put_json_string(f, p.function);
 					fprintf(f, ",\"function_offset\":\"0x%" PRIxPTR "\"",
 						p.function_offset);
 				}
