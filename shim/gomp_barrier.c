@@ -16,6 +16,15 @@
  * barrier to libgomp, so a team never splits (a nested team's master, which
  * still carries the outer team's state, is told apart by omp_get_level()).
  *
+ * A region that never meets at a barrier gains nothing from the wrapper and
+ * pays for it on every fork (`parallel for` with a static schedule has no
+ * barrier inside: about 4% of an empty one's fork and join here).  So the shim
+ * remembers, per region function, whether its team ever used a barrier or
+ * created tasks; a function whose first QUIET_RUNS regions did neither is
+ * started unwrapped from then on.  A barrier that such a region meets after
+ * all is libgomp's, as for a team started the legacy way: every thread of
+ * that team lacks its state alike, so the team still never splits.
+ *
  * The end of a work-share: libgomp's GOMP_loop_end is its _nowait twin
  * plus a team barrier (work.c: gomp_work_share_end frees the previous work
  * share in the last thread to arrive at the barrier; gomp_work_share_end_nowait
@@ -145,6 +154,53 @@ static void run_region(void *arg)
 	cur = saved;
 }
 
+/* Per region function, a word: the function's address (its low 56 bits) << 8,
+ * then QUIET_USED once one of its teams used a barrier or created tasks, and
+ * in the low 7 bits how many of its regions ran before without (at most
+ * QUIET_RUNS).  Direct-mapped: two functions that share a slot take it from
+ * each other and count again, which only delays the skip.  Written only by a
+ * master after its team joined and only when the word changes, so in the
+ * steady state every slot's line stays shared. */
+#define QUIET_SLOTS 64
+#define QUIET_RUNS 16   /* the number passthrough.c's message names */
+#define QUIET_USED 0x80u
+static _Atomic uint64_t quiet[QUIET_SLOTS];
+
+static _Atomic uint64_t *quiet_slot(void (*fn)(void *))
+{
+	uintptr_t a = (uintptr_t)fn;
+	return &quiet[(a ^ (a >> 6) ^ (a >> 12)) % QUIET_SLOTS];
+}
+
+static uint64_t quiet_key(void (*fn)(void *))
+{
+	return ((uint64_t)(uintptr_t)fn & ((1ull << 56) - 1)) << 8;
+}
+
+static bool region_quiet(void (*fn)(void *))
+{
+	/* relaxed: a self-contained word; a stale one only wraps one more
+	 * region, or skips one whose barrier libgomp then serves. */
+	uint64_t v = atomic_load_explicit(quiet_slot(fn), memory_order_relaxed);
+	return (v & ~0xffull) == quiet_key(fn) && !(v & QUIET_USED) && (v & 0x7f) >= QUIET_RUNS;
+}
+
+static void region_joined(void (*fn)(void *), bool used)
+{
+	_Atomic uint64_t *slot = quiet_slot(fn);
+	/* relaxed: as in region_quiet; a racing master's update may be lost,
+	 * which costs the same. */
+	uint64_t v = atomic_load_explicit(slot, memory_order_relaxed), w = v;
+	if ((w & ~0xffull) != quiet_key(fn))
+		w = quiet_key(fn);
+	if (used)
+		w |= QUIET_USED;
+	else if ((w & 0x7f) < QUIET_RUNS)
+		w++;
+	if (w != v)
+		atomic_store_explicit(slot, w, memory_order_relaxed);
+}
+
 /* Stores v unless *p already holds it: a line nobody writes stays shared. */
 #define SET_IF_CHANGED(p, v) \
 	do { \
@@ -152,12 +208,15 @@ static void run_region(void *arg)
 			*(p) = (v); \
 	} while (0)
 
-/* Before the team starts: this depth's region, set for fn and data.  The
- * team's threads read it after libgomp hands them the region (its fork
+/* Before the team starts: this depth's region, set for fn and data, or NULL
+ * for a quiet function (see the top), whose team runs fn unwrapped.  The
+ * team's threads read the region after libgomp hands it to them (its fork
  * orders these stores before their loads) and not after the join. */
 static struct region *fork_begin(struct fork_slot *spare, void *first_word, void (*fn)(void *),
 				 void *data)
 {
+	if (region_quiet(fn))
+		return NULL;
 	unsigned d = fork_depth++;
 	struct fork_slot *s = &fork_slots[d];
 	if (d >= FORK_SLOTS) {
@@ -176,6 +235,8 @@ static struct region *fork_begin(struct fork_slot *spare, void *first_word, void
  * reset for the next region at this depth. */
 static void fork_end(struct region *r)
 {
+	if (!r)
+		return;
 	struct team *t = r->team;
 	/* relaxed: the join ordered the team's stores before these loads, and
 	 * the next fork orders the stores below before the next team's loads. */
@@ -186,13 +247,19 @@ static void fork_end(struct region *r)
 		atomic_store_explicit(&t->b, NULL, memory_order_relaxed);
 	}
 	/* relaxed: as above. */
-	if (atomic_load_explicit(&t->tasks, memory_order_relaxed)) {
+	bool tasks = atomic_load_explicit(&t->tasks, memory_order_relaxed);
+	if (tasks) {
 		atomic_store_explicit(&t->tasks, 0, memory_order_relaxed);
 		for (int i = 0; i < 3; i++)
 			atomic_store_explicit(&t->any_tasks[i], 0, memory_order_relaxed);
 	}
+	region_joined(r->fn, b || tasks);
 	fork_depth--;
 }
+
+/* What libgomp runs in each thread of the team: the wrapper, or fn itself. */
+#define TEAM_FN(r, fn) ((r) ? run_region : (fn))
+#define TEAM_DATA(r, data) ((r) ? (void *)(r) : (data))
 
 HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
 			      unsigned flags)
@@ -203,7 +270,7 @@ HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threa
 	}
 	struct fork_slot spare;
 	struct region *r = fork_begin(&spare, NULL, fn, data);
-	n_parallel()(run_region, r, num_threads, flags);
+	n_parallel()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, flags);
 	fork_end(r);
 }
 
@@ -220,7 +287,8 @@ HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threa
 		} \
 		struct fork_slot spare; \
 		struct region *r = fork_begin(&spare, NULL, fn, data); \
-		native()(run_region, r, num_threads, start, end, incr, chunk, flags); \
+		native()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, start, end, incr, chunk, \
+			 flags); \
 		fork_end(r); \
 	}
 #define PARALLEL_LOOP_RUNTIME(name, native) \
@@ -233,7 +301,7 @@ HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threa
 		} \
 		struct fork_slot spare; \
 		struct region *r = fork_begin(&spare, NULL, fn, data); \
-		native()(run_region, r, num_threads, start, end, incr, flags); \
+		native()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, start, end, incr, flags); \
 		fork_end(r); \
 	}
 PARALLEL_LOOP(GOMP_parallel_loop_static, n_ploop_static)
@@ -254,7 +322,7 @@ HWS_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned 
 	}
 	struct fork_slot spare;
 	struct region *r = fork_begin(&spare, NULL, fn, data);
-	n_psections()(run_region, r, num_threads, count, flags);
+	n_psections()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, count, flags);
 	fork_end(r);
 }
 
@@ -268,7 +336,7 @@ HWS_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
 		return n_preductions()(fn, data, num_threads, flags);
 	struct fork_slot spare;
 	struct region *r = fork_begin(&spare, *(void **)data, fn, data);
-	unsigned n = n_preductions()(run_region, r, num_threads, flags);
+	unsigned n = n_preductions()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, flags);
 	fork_end(r);
 	return n;
 }

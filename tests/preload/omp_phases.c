@@ -25,6 +25,9 @@
  *                    around a dynamic loop whose iterations add from tasks
  *   teams            host `teams` (GOMP_teams_reg), each with a parallel
  *                    region and a guided loop in it
+ *   late-barrier     one region function, ROUNDS regions that meet at no
+ *                    barrier (so the shim then starts it unwrapped), then
+ *                    ROUNDS that meet at `#pragma omp barrier`
  *
  * Usage: omp_phases [PHASE...] (default: all).  Prints one line per phase
  * with its checksum and number of wrong reads; exits 1 on any wrong read. */
@@ -331,6 +334,29 @@ static long phase_teams(long *bad)
 	return check;
 }
 
+/* The barriers of a region the shim has stopped wrapping are libgomp's, and
+ * must hold all the same. */
+static long phase_late_barrier(long *bad)
+{
+	long check = 0;
+	for (int r = 0; r < 2 * ROUNDS; r++) {
+		long *b = buf[r & 1], part = 0;
+		int meet = r >= ROUNDS;
+#pragma omp parallel reduction(+ : part)
+		{
+			int me = omp_get_thread_num(), n = omp_get_num_threads();
+			for (int i = me; i < M; i += n)
+				write_slot(b, r, i);
+			if (meet) {
+#pragma omp barrier
+				part += read_round(b, r, bad);
+			}
+		}
+		check += meet ? part : read_round(b, r, bad);
+	}
+	return check;
+}
+
 static const struct {
 	const char *name;
 	long (*fn)(long *bad);
@@ -343,6 +369,7 @@ static const struct {
 	{ "combined-sections", phase_combined_sections, 0 },
 	{ "nested", phase_nested, 0 }, { "deep", phase_deep, 0 },
 	{ "task-reduction", phase_task_reduction, 0 }, { "teams", phase_teams, 0 },
+	{ "late-barrier", phase_late_barrier, 0 },
 };
 #define NPHASES (int)(sizeof phases / sizeof phases[0])
 

@@ -2,8 +2,9 @@
 # OpenMP phases that read, after a barrier, what other threads wrote before it
 # (omp_phases.c): under every barrier kind at 2 threads and at 5 (more threads
 # than CPUs here), the answer must be the native one; the stats must show the
-# shim served the loop and sections barriers; and a shim whose team barrier
-# lets threads through early must give wrong answers.
+# shim served the loop and sections barriers, and left to libgomp those of a
+# region whose first runs met none; and a shim whose team barrier lets
+# threads through early must give wrong answers.
 # Usage: test_omp_phases.sh HWSYNC PRELOAD BROKEN_PRELOAD PROG
 set -uo pipefail
 hwsync=$1 lib=$2 broken=$3 prog=$4
@@ -66,6 +67,16 @@ for ph in dynamic guided sections ordered; do
     fail "$ph: ${eps:-no} barrier episodes on the shim"; cat "$tmp/st.err" >&2
   fi
 done
+
+# 2b. a region function whose first runs met no barrier is started unwrapped:
+#     its later barriers are libgomp's (the answer checked in 1)
+OMP_NUM_THREADS=2 timeout 60 "$hwsync" run --stats -- "$prog" late-barrier > /dev/null 2> "$tmp/st.err"
+if grep -Eq 'omp barrier +[1-9]' "$tmp/st.err" ||
+   ! grep -q 'a region whose first 16 runs met no barrier' "$tmp/st.err"; then
+  fail "late-barrier: barriers of a region after 24 quiet runs reached the shim"; cat "$tmp/st.err" >&2
+else
+  pass "late-barrier: barriers of a region after 24 quiet runs are libgomp's"
+fi
 
 # 3. a barrier that lets threads through early gives wrong answers
 for ph in dynamic guided sections ordered nested deep teams; do
