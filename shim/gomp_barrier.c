@@ -208,15 +208,12 @@ static void region_joined(void (*fn)(void *), bool used)
 			*(p) = (v); \
 	} while (0)
 
-/* Before the team starts: this depth's region, set for fn and data, or NULL
- * for a quiet function (see the top), whose team runs fn unwrapped.  The
- * team's threads read the region after libgomp hands it to them (its fork
+/* Before the team starts: this depth's region, set for fn and data.  The
+ * team's threads read it after libgomp hands them the region (its fork
  * orders these stores before their loads) and not after the join. */
 static struct region *fork_begin(struct fork_slot *spare, void *first_word, void (*fn)(void *),
 				 void *data)
 {
-	if (region_quiet(fn))
-		return NULL;
 	unsigned d = fork_depth++;
 	struct fork_slot *s = &fork_slots[d];
 	if (d >= FORK_SLOTS) {
@@ -235,8 +232,6 @@ static struct region *fork_begin(struct fork_slot *spare, void *first_word, void
  * reset for the next region at this depth. */
 static void fork_end(struct region *r)
 {
-	if (!r)
-		return;
 	struct team *t = r->team;
 	/* relaxed: the join ordered the team's stores before these loads, and
 	 * the next fork orders the stores below before the next team's loads. */
@@ -257,53 +252,64 @@ static void fork_end(struct region *r)
 	fork_depth--;
 }
 
-/* What libgomp runs in each thread of the team: the wrapper, or fn itself. */
-#define TEAM_FN(r, fn) ((r) ? run_region : (fn))
-#define TEAM_DATA(r, data) ((r) ? (void *)(r) : (data))
+/* Whether fn's team is started as the program asked, without the wrapper:
+ * the shim is off, or fn is quiet (see the top).  Each entry point below
+ * then hands over with a tail call, so the program's stack is as without
+ * the shim; the wrapped start is a function of its own, so that its frame
+ * (the spare slot, aligned to a cache line) is set up only when used. */
+static inline bool unwrapped(void (*fn)(void *))
+{
+	return !hws_shim_on() || region_quiet(fn);
+}
+#define WRAPPED static __attribute__((noinline))
+
+WRAPPED void parallel_wrapped(void (*fn)(void *), void *data, unsigned num_threads,
+			      unsigned flags)
+{
+	struct fork_slot spare;
+	struct region *r = fork_begin(&spare, NULL, fn, data);
+	n_parallel()(run_region, r, num_threads, flags);
+	fork_end(r);
+}
 
 HWS_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
 			      unsigned flags)
 {
-	if (!hws_shim_on()) {
+	if (unwrapped(fn))
 		n_parallel()(fn, data, num_threads, flags);
-		return;
-	}
-	struct fork_slot spare;
-	struct region *r = fork_begin(&spare, NULL, fn, data);
-	n_parallel()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, flags);
-	fork_end(r);
+	else
+		parallel_wrapped(fn, data, num_threads, flags);
 }
 
 /* The combined parallel loops: libgomp sets up the loop's work share for the
  * team and runs fn, whose threads take iterations with GOMP_loop_*_next and
- * end with GOMP_loop_end_nowait before the join. */
+ * end with GOMP_loop_end_nowait before the join.  ARGS are the loop's
+ * parameters between num_threads and flags, PARAMS their declarations. */
+#define PARALLEL_LOOP_WITH(name, native, PARAMS, ARGS) \
+	WRAPPED void name##_wrapped(void (*fn)(void *), void *data, unsigned num_threads, \
+				    PARAMS, unsigned flags) \
+	{ \
+		struct fork_slot spare; \
+		struct region *r = fork_begin(&spare, NULL, fn, data); \
+		native()(run_region, r, num_threads, ARGS, flags); \
+		fork_end(r); \
+	} \
+	HWS_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, PARAMS, \
+			     unsigned flags) \
+	{ \
+		if (unwrapped(fn)) \
+			native()(fn, data, num_threads, ARGS, flags); \
+		else \
+			name##_wrapped(fn, data, num_threads, ARGS, flags); \
+	}
+#define LOOP_PARAMS long start, long end, long incr, long chunk
+#define LOOP_ARGS start, end, incr, chunk
+#define RUNTIME_PARAMS long start, long end, long incr
+#define RUNTIME_ARGS start, end, incr
 #define PARALLEL_LOOP(name, native) \
-	HWS_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, \
-			     long end, long incr, long chunk, unsigned flags) \
-	{ \
-		if (!hws_shim_on()) { \
-			native()(fn, data, num_threads, start, end, incr, chunk, flags); \
-			return; \
-		} \
-		struct fork_slot spare; \
-		struct region *r = fork_begin(&spare, NULL, fn, data); \
-		native()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, start, end, incr, chunk, \
-			 flags); \
-		fork_end(r); \
-	}
+	PARALLEL_LOOP_WITH(name, native, LOOP_PARAMS, LOOP_ARGS)
 #define PARALLEL_LOOP_RUNTIME(name, native) \
-	HWS_EXPORT void name(void (*fn)(void *), void *data, unsigned num_threads, long start, \
-			     long end, long incr, unsigned flags) \
-	{ \
-		if (!hws_shim_on()) { \
-			native()(fn, data, num_threads, start, end, incr, flags); \
-			return; \
-		} \
-		struct fork_slot spare; \
-		struct region *r = fork_begin(&spare, NULL, fn, data); \
-		native()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, start, end, incr, flags); \
-		fork_end(r); \
-	}
+	PARALLEL_LOOP_WITH(name, native, RUNTIME_PARAMS, RUNTIME_ARGS)
 PARALLEL_LOOP(GOMP_parallel_loop_static, n_ploop_static)
 PARALLEL_LOOP(GOMP_parallel_loop_dynamic, n_ploop_dynamic)
 PARALLEL_LOOP(GOMP_parallel_loop_guided, n_ploop_guided)
@@ -313,32 +319,43 @@ PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime, n_ploop_runtime)
 PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime, n_ploop_nm_runtime)
 PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime, n_ploop_mnm_runtime)
 
+WRAPPED void psections_wrapped(void (*fn)(void *), void *data, unsigned num_threads,
+			       unsigned count, unsigned flags)
+{
+	struct fork_slot spare;
+	struct region *r = fork_begin(&spare, NULL, fn, data);
+	n_psections()(run_region, r, num_threads, count, flags);
+	fork_end(r);
+}
+
 HWS_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads,
 				       unsigned count, unsigned flags)
 {
-	if (!hws_shim_on()) {
+	if (unwrapped(fn))
 		n_psections()(fn, data, num_threads, count, flags);
-		return;
-	}
-	struct fork_slot spare;
-	struct region *r = fork_begin(&spare, NULL, fn, data);
-	n_psections()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, count, flags);
-	fork_end(r);
+	else
+		psections_wrapped(fn, data, num_threads, count, flags);
 }
 
 /* `parallel reduction(task, ...)`: libgomp reads the reductions array from
  * the first word of data before it starts the team, so the region carries a
  * copy of that word first; the threads get the program's data back. */
+WRAPPED unsigned preductions_wrapped(void (*fn)(void *), void *data, unsigned num_threads,
+				     unsigned flags)
+{
+	struct fork_slot spare;
+	struct region *r = fork_begin(&spare, *(void **)data, fn, data);
+	unsigned n = n_preductions()(run_region, r, num_threads, flags);
+	fork_end(r);
+	return n;
+}
+
 HWS_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
 					     unsigned num_threads, unsigned flags)
 {
-	if (!hws_shim_on())
+	if (unwrapped(fn))
 		return n_preductions()(fn, data, num_threads, flags);
-	struct fork_slot spare;
-	struct region *r = fork_begin(&spare, *(void **)data, fn, data);
-	unsigned n = n_preductions()(TEAM_FN(r, fn), TEAM_DATA(r, data), num_threads, flags);
-	fork_end(r);
-	return n;
+	return preductions_wrapped(fn, data, num_threads, flags);
 }
 
 /* HWSYNC_BARRIER=auto, the default: a team of two waits on a dissemination
