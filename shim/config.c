@@ -133,6 +133,11 @@ int hws_shim_configure(void)
 	rc |= env_flag("HWSYNC_VERBOSE", &c->verbose);
 	rc |= env_flag("HWSYNC_STATS", &c->stats);
 	rc |= env_flag("HWSYNC_OMP_ENDS", &c->omp_ends);
+	/* HWSYNC_SLICE=0 keeps lock holders from asking for the kernel's
+	 * time-slice extension; the library reads it (lib/arch/rseq_slice.c),
+	 * the shim checks it like its other switches. */
+	int slice_switch;
+	rc |= env_flag("HWSYNC_SLICE", &slice_switch);
 	rc |= env_word("HWSYNC_LOCK", "auto", c->lock_kind, sizeof c->lock_kind);
 	rc |= env_word("HWSYNC_WAIT", "adaptive", c->wait_spec, sizeof c->wait_spec);
 	rc |= env_word("HWSYNC_BARRIER", "auto", c->barrier_kind, sizeof c->barrier_kind);

@@ -24,6 +24,9 @@ struct hws_shim_config {
 	int omp_ends;            /* HWSYNC_OMP_ENDS: loop and sections ends on the team's
 				  * hwsync barrier (gomp_barrier.c) */
 	int instrument;          /* HWS_INSTR_*: what the lock paths count or record */
+	int slice;               /* lock holders ask for the kernel's time-slice
+				  * extension (arch.h, hws_slice_hold): set at
+				  * start-up where the kernel offers it */
 	FILE *trace_out;         /* HWSYNC_TRACE's file (hws_open_output), or NULL */
 	unsigned profile_slots;  /* HWSYNC_PROFILE_SLOTS: objects the profile can hold */
 	unsigned profile_top;    /* HWSYNC_PROFILE_TOP: rows of the table at exit */

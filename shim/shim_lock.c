@@ -52,7 +52,8 @@ static inline int block_on(struct hws_words8 *w8, struct hws_words4 *w4, uint64_
 
 int hws_shim_wait8(struct hws_words8 *w)
 {
-	return block_on(w, NULL, HWS_FOREVER);
+	/* The plain path's waits too: hws_slice_hold is then one test. */
+	return hws_slice_held(block_on(w, NULL, HWS_FOREVER));
 }
 
 int hws_shim_wait_profiled(struct hws_words8 *w8, struct hws_words4 *w4, unsigned family,

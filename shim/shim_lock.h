@@ -35,6 +35,29 @@ static inline void hws_testcancel(void)
 		pthread_testcancel();
 }
 
+/* The general paths' side of the kernel's time-slice extension (arch.h,
+ * hws_slice_hold): where hws_cfg.slice is set the plain paths are off, and
+ * these ask for it around every hold that is not counted.  rc: the lock
+ * call's result, passed through. */
+static inline int hws_slice_held(int rc)
+{
+	if (rc == 0)
+		hws_slice_hold();
+	return rc;
+}
+static inline int hws_slice_let_go(int rc)
+{
+	hws_slice_unhold();
+	return rc;
+}
+
+/* Out of line, so that the entry points' plain path keeps its frame: a
+ * release on the general path, and its end of a time-slice request. */
+static __attribute__((noinline, unused)) int hws_shim_release8_general(struct hws_words8 *w)
+{
+	return hws_slice_let_go(hws_words8_release(w));
+}
+
 /* Out of line: blocking acquire of a lock whose try failed, without
  * instrumentation (with asynchronous cancellation on, by a path that leaves
  * no trace in the lock if the thread is cancelled while waiting). */
@@ -107,8 +130,10 @@ static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const
 		return hws_shim_wait8(w);
 	}
 	if (likely(!hws_cfg.instrument)) {
-		if (likely(hws_words8_try(w) == 0))
+		if (likely(hws_words8_try(w) == 0)) {
+			hws_slice_hold();
 			return 0;
+		}
 		return hws_shim_wait8(w);
 	}
 	return hws_shim_instr8(w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER, place);
@@ -118,7 +143,7 @@ static inline int hws_shim_try8(struct hws_words8 *w, unsigned family, const voi
 				struct hws_prof_place *place)
 {
 	if (likely(!hws_cfg.instrument))
-		return hws_words8_try(w);
+		return hws_slice_held(hws_words8_try(w));
 	return hws_shim_instr8(w, HWS_OP_TRY, family, obj, 0, place);
 }
 
@@ -126,7 +151,7 @@ static inline int hws_shim_timed8(struct hws_words8 *w, unsigned family, const v
 				  uint64_t deadline_ns, struct hws_prof_place *place)
 {
 	if (likely(!hws_cfg.instrument))
-		return hws_words8_timed(w, deadline_ns);
+		return hws_slice_held(hws_words8_timed(w, deadline_ns));
 	return hws_shim_instr8(w, HWS_OP_TIMED, family, obj, deadline_ns, place);
 }
 
@@ -136,7 +161,7 @@ static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const
 	if (likely(hws_shim_plain()))
 		return hws_auto_core_release(&w->u.autow.core);
 	if (likely(!hws_cfg.instrument))
-		return hws_words8_release(w);
+		return hws_shim_release8_general(w);
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
 		if (place)
 			hws_prof_place_release(obj, place);
@@ -150,21 +175,21 @@ static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const
 static inline int hws_shim_acquire4(struct hws_words4 *w, unsigned family, const void *obj)
 {
 	if (likely(!hws_cfg.instrument))
-		return hws_words4_acquire(w);
+		return hws_slice_held(hws_words4_acquire(w));
 	return hws_shim_instr4(w, HWS_OP_ACQUIRE, family, obj);
 }
 
 static inline int hws_shim_try4(struct hws_words4 *w, unsigned family, const void *obj)
 {
 	if (likely(!hws_cfg.instrument))
-		return hws_words4_try(w);
+		return hws_slice_held(hws_words4_try(w));
 	return hws_shim_instr4(w, HWS_OP_TRY, family, obj);
 }
 
 static inline int hws_shim_release4(struct hws_words4 *w, unsigned family, const void *obj)
 {
 	if (likely(!hws_cfg.instrument))
-		return hws_words4_release(w);
+		return hws_slice_let_go(hws_words4_release(w));
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
 		hws_prof_released(obj);
 		return hws_words4_release(w);

@@ -49,6 +49,8 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
 	uint64_t t0 = hws_cfg.profile ? hws_prof_wait_begin(OBJ(l), HWS_FAM_SPIN) : 0;
 	hws_spin_wait_acquire(WORD(l), w->kind == HWS_WAIT_PAUSE || w->kind == HWS_WAIT_SPIN ?
 			      NULL : w, hws_usable_cpus());
+	if (hws_cfg.slice)
+		hws_slice_hold();
 	if (hws_cfg.profile)
 		hws_prof_wait_end(OBJ(l), HWS_FAM_SPIN, t0, 0, 0);
 	if (hws_cfg.stats) {
@@ -58,10 +60,13 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
 	return 0;
 }
 
-/* Out of line: an acquisition that did not wait, counted.  Hold times are
- * not sampled for spin locks: their unlock stays one store. */
+/* Out of line: an acquisition that did not wait, counted, or asking for the
+ * kernel's time-slice extension.  Hold times are not sampled for spin
+ * locks: their unlock stays one store and one test. */
 static __attribute__((noinline)) int lock_counted(pthread_spinlock_t *l)
 {
+	if (hws_cfg.slice)
+		hws_slice_hold();
 	if (hws_cfg.profile)
 		hws_prof_acquired(OBJ(l), HWS_FAM_SPIN);
 	if (hws_cfg.stats)
@@ -75,7 +80,7 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_lock(pthread_spinlock_t *l)
 		return hws_native.spin_lock ? hws_native.spin_lock(l) : ENOSYS;
 	if (unlikely(!hws_spin_try(WORD(l))))
 		return lock_contended(l);
-	if (unlikely(hws_cfg.instrument))
+	if (unlikely(hws_cfg.instrument | hws_cfg.slice))
 		return lock_counted(l);
 	return 0;
 }
@@ -88,6 +93,8 @@ HWS_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	if (!hws_spin_is_free(atomic_load_explicit(WORD(l), memory_order_relaxed)) ||
 	    !hws_spin_try(WORD(l)))
 		return EBUSY;
+	if (unlikely(hws_cfg.slice))
+		hws_slice_hold();
 	if (unlikely(hws_cfg.profile))
 		hws_prof_acquired(OBJ(l), HWS_FAM_SPIN);
 	return 0;
@@ -100,5 +107,7 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_unlock(pthread_spinlock_t *l)
 	/* release: pairs with the acquire exchange of the next owner.  Nothing
 	 * sleeps on a spin lock, so no wake-up is needed. */
 	atomic_store_explicit(WORD(l), HWS_SPIN_FREE, memory_order_release);
+	if (unlikely(hws_cfg.slice))
+		hws_slice_unhold();
 	return 0;
 }

@@ -73,11 +73,16 @@ int hws_shim_on_slow(void)
 		} else {
 			ok = hws_shim_configure() == 0 && start_services() == 0;
 		}
+		/* Decided now, so that no lock path has to: where the kernel
+		 * offers the extension, locks take the general paths, which
+		 * ask for it; elsewhere they keep the plain ones. */
+		hws_cfg.slice = ok && hws_slice_decide();
 		starting = 0;
 		/* release: publishes the kind and the policy (set by the
 		 * configuration) to the fast path's readers (hws_shim_plain). */
 		atomic_store_explicit(&hws_shim_plain_auto,
-				      ok && !hws_cfg.instrument && hws_lock_kind8 == HWS_LK_AUTO,
+				      ok && !hws_cfg.instrument && !hws_cfg.slice &&
+					      hws_lock_kind8 == HWS_LK_AUTO,
 				      memory_order_release);
 		/* release: publishes hws_native and hws_cfg to every reader. */
 		atomic_store_explicit(&hws_shim_state, ok ? HWS_SHIM_READY : HWS_SHIM_OFF,

@@ -24,8 +24,9 @@ static inline int hws_shim_on(void)
 	return hws_shim_on_slow();
 }
 
-/* 1 once the shim is on with the default set-up: every lock is auto and
- * nothing is counted (no stats, trace or profile).  The lock paths test this
+/* 1 once the shim is on with the default set-up: every lock is auto,
+ * nothing is counted (no stats, trace or profile) and the kernel offers no
+ * time-slice extension to ask for (hws_cfg.slice).  The lock paths test this
  * one word and go straight to auto's fast path (OpenMP locks before anything
  * else, the 8-byte words in hws_shim_acquire8/release8); anything else
  * (start-up not done, another kind, counting) takes the general path.  Set

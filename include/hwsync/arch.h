@@ -217,10 +217,42 @@ bool hws_cpus_busy(uint64_t now_ns);
 void hws_cpus_busy_force(int verdict);
 unsigned hws_loadavg_runnable(const char *loadavg);
 
-/* The kernel's rseq time-slice extension for this process: 0 = not offered
- * (why says what is missing), 1 = offered but not enabled, 2 = enabled.
- * Detection only (docs/locks.md, "The kernel's time-slice extension"). */
+/* The kernel's rseq time-slice extension for the calling thread: 0 = not
+ * offered (why says what is missing), 1 = offered but not enabled, 2 =
+ * enabled (docs/locks.md, "The kernel's time-slice extension"). */
 int hws_rseq_slice_state(const char **why);
+
+#ifndef __cplusplus
+#include <stdatomic.h>
+/* Lock holders and the time-slice extension (lib/arch/rseq_slice.c): a lock
+ * calls hws_slice_hold() once it holds, hws_slice_unhold() once it has let
+ * go.  Where the kernel offers the extension, a thread's outermost hold asks
+ * not to be preempted and its end gives the CPU back if the kernel granted
+ * the extension meanwhile; elsewhere, and with HWSYNC_SLICE=0, each call is
+ * one load of a process-wide word and a predicted branch.  The word:
+ * 0 undecided (the first call decides), 1 off, 2 on. */
+extern _Atomic int hws_slice_mode;
+/* Decides for the process now (else the first hold does): true = on. */
+bool hws_slice_decide(void);
+void hws_slice_hold_slow(void);
+void hws_slice_unhold_slow(void);
+static inline void hws_slice_hold(void)
+{
+	/* relaxed: a self-contained verdict, the same from every decider. */
+	if (__builtin_expect(atomic_load_explicit(&hws_slice_mode, memory_order_relaxed) != 1, 0))
+		hws_slice_hold_slow();
+}
+static inline void hws_slice_unhold(void)
+{
+	/* relaxed: as in hws_slice_hold. */
+	if (__builtin_expect(atomic_load_explicit(&hws_slice_mode, memory_order_relaxed) != 1, 0))
+		hws_slice_unhold_slow();
+}
+/* Tests: the calling thread's request and granted bytes become ctl[0] and
+ * ctl[1] and its yield calls yield_fn, as if the kernel offered the
+ * extension; the process-wide word is set on. */
+void hws_slice_fake(volatile uint8_t *ctl, int (*yield_fn)(void));
+#endif
 
 /* Whether this process may make its threads SCHED_FIFO (it tries, on the
  * calling thread, and puts the thread's policy back); why: the verdict in

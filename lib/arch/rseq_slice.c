@@ -1,19 +1,56 @@
-/* Whether the kernel offers the rseq time-slice extension: a thread that
- * holds a lock may ask, through its rseq area, not to be preempted for a few
- * microseconds, and must then give the CPU back with rseq_slice_yield().
- * The per-process switch is prctl(PR_RSEQ_SLICE_EXTENSION); its GET call
- * fails with EINVAL on a kernel without the feature (before Linux 7.0, or
- * built without CONFIG_RSEQ_SLICE_EXTENSION).  Only detection: why hwsync
- * does not use it for lock holders is in docs/locks.md. */
+/* The kernel's rseq time-slice extension (Linux 7.0): a thread that holds a
+ * lock asks, through its rseq area, not to be preempted for a few
+ * microseconds; if the kernel granted that, the thread gives the CPU back
+ * with rseq_slice_yield() once it has let go.  Each thread switches it on
+ * for itself with prctl(PR_RSEQ_SLICE_EXTENSION, SET); the GET call fails
+ * with EINVAL on a kernel without the feature (before 7.0, or built without
+ * CONFIG_RSEQ_SLICE_EXTENSION).
+ *
+ * The control word follows the four words of the original rseq area (byte
+ * 28): its byte 0 is the request, which user space sets and either side
+ * clears, its byte 1 the grant, which only the kernel writes.  Both change
+ * only on the thread's own CPU, so plain byte accesses ordered against the
+ * lock's own by compiler fences suffice.  A system call made while granted
+ * ends the grant (the kernel reschedules there), so the program's own code
+ * in a critical section may do anything (docs/locks.md). */
 #include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <hwsync/arch.h>
 
 #ifndef PR_RSEQ_SLICE_EXTENSION
 #define PR_RSEQ_SLICE_EXTENSION 79
 #define PR_RSEQ_SLICE_EXTENSION_GET 1
+#define PR_RSEQ_SLICE_EXTENSION_SET 2
+#define PR_RSEQ_SLICE_EXT_ENABLE 0x01
 #endif
+#define NR_RSEQ_SLICE_YIELD 471
+#define SLICE_CTRL_OFFSET 28   /* in struct rseq: after cpu_id_start .. mm_cid */
+#define RSEQ_AREA_MIN 32       /* an area that reaches the control word's end */
+
+enum { UNDECIDED, OFF, ON };
+
+/* glibc's registered rseq area (2.35 and later; absent before). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+_Atomic int hws_slice_mode;
+
+static _Thread_local struct {
+	volatile uint8_t *ctl;   /* [0] request, [1] granted */
+	uint32_t depth;          /* locks held that asked */
+	uint8_t state;           /* this thread's switch: UNDECIDED, OFF, ON */
+} me;
+
+static int real_yield(void)
+{
+	return (int)syscall(NR_RSEQ_SLICE_YIELD);
+}
+static int (*yield_fn)(void) = real_yield;
 
 int hws_rseq_slice_state(const char **why)
 {
@@ -21,9 +58,9 @@ int hws_rseq_slice_state(const char **why)
 	int r = prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_GET, 0, 0, 0);
 	if (r >= 0) {
 		if (why)
-			*why = (r & 1) ? "enabled for this process" :
-					 "available, not enabled for this process";
-		return (r & 1) ? 2 : 1;   /* bit 0: PR_RSEQ_SLICE_EXT_ENABLE */
+			*why = (r & PR_RSEQ_SLICE_EXT_ENABLE) ? "enabled for this thread" :
+				"available, not enabled for this thread";
+		return (r & PR_RSEQ_SLICE_EXT_ENABLE) ? 2 : 1;
 	}
 	if (why) {
 		int e = errno;
@@ -39,4 +76,87 @@ int hws_rseq_slice_state(const char **why)
 		}
 	}
 	return 0;
+}
+
+static int decide_process(void)
+{
+	const char *e = getenv("HWSYNC_SLICE");
+	if (e && !strcmp(e, "0"))
+		return OFF;
+	if (!&__rseq_size || __rseq_size < RSEQ_AREA_MIN)
+		return OFF;   /* no rseq area from glibc, or one without the word */
+	return hws_rseq_slice_state(NULL) ? ON : OFF;
+}
+
+static void *thread_pointer(void)
+{
+	void *tp;
+#if defined(__x86_64__)
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+#elif defined(__aarch64__)
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#else
+	tp = NULL;
+#endif
+	return tp;
+}
+
+static uint8_t decide_thread(void)
+{
+	char *tp = thread_pointer();
+	if (!tp || prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_SET,
+			 PR_RSEQ_SLICE_EXT_ENABLE, 0, 0))
+		return OFF;
+	me.ctl = (volatile uint8_t *)(tp + __rseq_offset + SLICE_CTRL_OFFSET);
+	return ON;
+}
+
+bool hws_slice_decide(void)
+{
+	/* relaxed: see hws_slice_hold; racing deciders store the same. */
+	int mode = atomic_load_explicit(&hws_slice_mode, memory_order_relaxed);
+	if (mode == UNDECIDED) {
+		mode = decide_process();
+		atomic_store_explicit(&hws_slice_mode, mode, memory_order_relaxed);
+	}
+	return mode == ON;
+}
+
+void hws_slice_hold_slow(void)
+{
+	if (!hws_slice_decide())
+		return;
+	if (me.state == UNDECIDED)
+		me.state = decide_thread();
+	if (me.state != ON || me.depth++)
+		return;
+	/* The request follows the acquisition in program order. */
+	atomic_signal_fence(memory_order_seq_cst);
+	me.ctl[0] = 1;
+}
+
+void hws_slice_unhold_slow(void)
+{
+	/* An unlock in a thread that holds nothing here (the first call of the
+	 * thread, or an unlock of a lock another thread took, which glibc
+	 * allows) changes nothing. */
+	if (me.state != ON || !me.depth || --me.depth)
+		return;
+	/* After the release in program order: the request, then the grant,
+	 * which the kernel may have set up to the clearing. */
+	atomic_signal_fence(memory_order_seq_cst);
+	me.ctl[0] = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (me.ctl[1])
+		yield_fn();
+}
+
+void hws_slice_fake(volatile uint8_t *ctl, int (*fn)(void))
+{
+	me.ctl = ctl;
+	me.depth = 0;
+	me.state = ON;
+	yield_fn = fn ? fn : real_yield;
+	/* relaxed: a test switch, set before the calls it concerns. */
+	atomic_store_explicit(&hws_slice_mode, ON, memory_order_relaxed);
 }
