@@ -47,7 +47,8 @@ static inline int hws_slice_held(int rc)
 }
 static inline int hws_slice_let_go(int rc)
 {
-	hws_slice_unhold();
+	if (rc == 0)   /* not an unlock refused (EPERM): nothing was let go */
+		hws_slice_unhold();
 	return rc;
 }
 
