@@ -50,7 +50,33 @@ static int real_yield(void)
 {
 	return (int)syscall(NR_RSEQ_SLICE_YIELD);
 }
+
+#ifdef HWS_TEST_SLICE_SIM
+/* Test build only (tests/preload/test_slice_sim.sh): every thread asks on a
+ * control word of its own, as if the kernel offered the extension, and
+ * every 7th hold is granted (as a preemption in it would be).  At exit the
+ * counts go to stderr: a shim whose lock paths pair their holds with their
+ * ends shows as many ends as holds, and a yield for every grant. */
+#include <stdio.h>
+static _Thread_local uint8_t sim_ctl[4];
+static _Atomic unsigned long sim_holds, sim_ends, sim_grants, sim_yields;
+static int sim_yield(void)
+{
+	sim_ctl[1] = 0;   /* the kernel ends the grant */
+	/* relaxed: counters, read at exit. */
+	atomic_fetch_add_explicit(&sim_yields, 1, memory_order_relaxed);
+	return 0;
+}
+static int (*yield_fn)(void) = sim_yield;
+__attribute__((destructor)) static void sim_report(void)
+{
+	fprintf(stderr, "slice simulation: %lu holds, %lu ended, %lu granted, %lu yielded\n",
+		atomic_load(&sim_holds), atomic_load(&sim_ends), atomic_load(&sim_grants),
+		atomic_load(&sim_yields));
+}
+#else
 static int (*yield_fn)(void) = real_yield;
+#endif
 
 int hws_rseq_slice_state(const char **why)
 {
@@ -83,6 +109,9 @@ static int decide_process(void)
 	const char *e = getenv("HWSYNC_SLICE");
 	if (e && !strcmp(e, "0"))
 		return OFF;
+#ifdef HWS_TEST_SLICE_SIM
+	return ON;
+#endif
 	if (!&__rseq_size || __rseq_size < RSEQ_AREA_MIN)
 		return OFF;   /* no rseq area from glibc, or one without the word */
 	return hws_rseq_slice_state(NULL) ? ON : OFF;
@@ -103,6 +132,10 @@ static void *thread_pointer(void)
 
 static uint8_t decide_thread(void)
 {
+#ifdef HWS_TEST_SLICE_SIM
+	me.ctl = sim_ctl;
+	return ON;
+#endif
 	char *tp = thread_pointer();
 	if (!tp || prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_SET,
 			 PR_RSEQ_SLICE_EXT_ENABLE, 0, 0))
@@ -133,6 +166,14 @@ void hws_slice_hold_slow(void)
 	/* The request follows the acquisition in program order. */
 	atomic_signal_fence(memory_order_seq_cst);
 	me.ctl[0] = 1;
+#ifdef HWS_TEST_SLICE_SIM
+	/* relaxed: counters, read at exit. */
+	if (atomic_fetch_add_explicit(&sim_holds, 1, memory_order_relaxed) % 7 == 6) {
+		me.ctl[0] = 0;   /* granted: the request becomes the grant */
+		me.ctl[1] = 1;
+		atomic_fetch_add_explicit(&sim_grants, 1, memory_order_relaxed);
+	}
+#endif
 }
 
 void hws_slice_unhold_slow(void)
@@ -147,6 +188,10 @@ void hws_slice_unhold_slow(void)
 	atomic_signal_fence(memory_order_seq_cst);
 	me.ctl[0] = 0;
 	atomic_signal_fence(memory_order_seq_cst);
+#ifdef HWS_TEST_SLICE_SIM
+	/* relaxed: counters, read at exit. */
+	atomic_fetch_add_explicit(&sim_ends, 1, memory_order_relaxed);
+#endif
 	if (me.ctl[1])
 		yield_fn();
 }
