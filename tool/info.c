@@ -142,8 +142,8 @@ static void print_text(void)
 	printf("  1000 ns         = %" PRIu64 " cycles\n", hws_ns_to_tsc(1000));
 	const char *slice_why;
 	int slice = hws_rseq_slice_state(&slice_why);
-	printf("\nKernel\n  rseq slice ext  %s (%s; hwsync detects it only, docs/locks.md)\n",
-	       slice ? "yes" : "no", slice_why);
+	printf("\nKernel\n  rseq slice ext  %s (%s; the shim's lock holders ask for it where "
+	       "offered, unless HWSYNC_SLICE=0: docs/locks.md)\n", slice ? "yes" : "no", slice_why);
 	const char *rt_why;
 	bool rt = hws_realtime_permitted(&rt_why);
 	printf("  SCHED_FIFO      %s (%s)\n", rt ? "yes" : "no", rt_why);
