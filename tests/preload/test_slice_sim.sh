@@ -3,12 +3,13 @@
 # a test build of the shim simulates the extension (every thread asks on a
 # control word of its own, every 7th hold is granted) and reports its counts
 # at exit.  Under every lock kind, the conformance program, the OpenMP check
-# and two threads on one pthread spin lock must print what they print
-# natively, end every hold they began and yield once for every grant; with
-# HWSYNC_SLICE=0 no hold asks.
-# Usage: test_slice_sim.sh HWSYNC SLICE_SIM_PRELOAD CONFORM SPIN_CHECK [OMP_CHECK]
+# and two threads on one pthread spin lock, and under every rwlock algorithm
+# the rwlock conformance program, must print what they print natively, end
+# every hold they began and yield once for every grant; with HWSYNC_SLICE=0
+# no hold asks.
+# Usage: test_slice_sim.sh HWSYNC SLICE_SIM_PRELOAD CONFORM SPIN_CHECK RWLOCK_CONFORM [OMP_CHECK]
 set -uo pipefail
-hwsync=$1 sim=$2 conform=$3 spin=$4 omp=${5:-}
+hwsync=$1 sim=$2 conform=$3 spin=$4 rwconform=$5 omp=${6:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -21,21 +22,21 @@ kinds=$("$hwsync" info --json | python3 -c 'import json,sys; print(" ".join(k if
 # counts LINE: "holds ended granted yielded" from the simulation's report
 counts() { sed -n 's/^slice simulation: \([0-9]*\) holds, \([0-9]*\) ended, \([0-9]*\) granted, \([0-9]*\) yielded$/\1 \2 \3 \4/p' "$1"; }
 
-run() {   # NAME PROGRAM ARGS...
+run() {   # NAME PROGRAM ARGS...: under each of $var's values in $kinds
   local name=$1; shift
   if ! timeout 120 "$@" > "$tmp/native.out" 2>&1; then
     fail "$name: native run failed"; cat "$tmp/native.out" >&2; return
   fi
   for k in $kinds; do
-    timeout 120 env HWSYNC_LOCK="$k" LD_PRELOAD="$sim" "$@" > "$tmp/sim.out" 2> "$tmp/sim.err"
+    timeout 120 env "$var=$k" LD_PRELOAD="$sim" "$@" > "$tmp/sim.out" 2> "$tmp/sim.err"
     local rc=$? h e g y
     read -r h e g y <<< "$(counts "$tmp/sim.err")"
     if [ $rc -ne 0 ] || ! diff -u "$tmp/native.out" "$tmp/sim.out" > "$tmp/diff"; then
-      fail "$name, kind $k: rc $rc or not the native output"; cat "$tmp/diff" "$tmp/sim.err" >&2
+      fail "$name, $var=$k: rc $rc or not the native output"; cat "$tmp/diff" "$tmp/sim.err" >&2
     elif [ -z "$h" ] || [ "$h" -eq 0 ] || [ "$h" != "$e" ] || [ "$g" != "$y" ]; then
-      fail "$name, kind $k: holds ${h:-?}, ended ${e:-?}, granted ${g:-?}, yielded ${y:-?}"
+      fail "$name, $var=$k: holds ${h:-?}, ended ${e:-?}, granted ${g:-?}, yielded ${y:-?}"
     else
-      pass "$name, kind $k: $h holds all ended, $g grants all yielded"
+      pass "$name, $var=$k: $h holds all ended, $g grants all yielded"
     fi
   done
   HWSYNC_SLICE=0 timeout 120 env LD_PRELOAD="$sim" "$@" > /dev/null 2> "$tmp/off.err"
@@ -47,8 +48,13 @@ run() {   # NAME PROGRAM ARGS...
   fi
 }
 
+var=HWSYNC_LOCK
 run conform "$conform"
 run spin "$spin" 2 200000
 [ -n "$omp" ] && OMP_NUM_THREADS=2 run omp "$omp"
+lock_kinds=$kinds
+var=HWSYNC_RWLOCK kinds="reader writer bravo"
+run rwlock "$rwconform"
+kinds=$lock_kinds
 [ $fails -eq 0 ] && echo "all time-slice simulation checks passed"
 [ $fails -eq 0 ]
