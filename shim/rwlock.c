@@ -125,51 +125,45 @@ static inline unsigned tag_of(pthread_rwlock_t *rw)
 
 /* ---- the cores, by tag ---- */
 /* Every lock call that succeeded begins a hold, and every unlock ends one,
- * for the kernel's time-slice extension (arch.h, hws_slice_hold; one test
- * where it is off).  rc: the core's result, passed through. */
-static inline int held(int rc)
-{
-	if (rc == 0)
-		hws_slice_hold();
-	return rc;
-}
+ * for the kernel's time-slice extension (arch.h, hws_slice_held; one test
+ * where it is off). */
 
 static inline int core_rd(pthread_rwlock_t *rw, unsigned tag, uint64_t dl)
 {
 	const hws_wait_t *w = &hws_cfg.wait;
 	if (tag == TAG_READER)
-		return held(hws_rw_reader_core_rdlock(&CORE(rw)->reader, w, dl));
+		return hws_slice_held(hws_rw_reader_core_rdlock(&CORE(rw)->reader, w, dl));
 	if (tag == TAG_BRAVO)
-		return held(hws_rw_bravo_core_rdlock(&CORE(rw)->bravo, w, dl));
-	return held(hws_rw_writer_core_rdlock(&CORE(rw)->writer, w, dl));
+		return hws_slice_held(hws_rw_bravo_core_rdlock(&CORE(rw)->bravo, w, dl));
+	return hws_slice_held(hws_rw_writer_core_rdlock(&CORE(rw)->writer, w, dl));
 }
 
 static inline int core_tryrd(pthread_rwlock_t *rw, unsigned tag)
 {
 	if (tag == TAG_READER)
-		return held(hws_rw_reader_core_tryrdlock(&CORE(rw)->reader));
+		return hws_slice_held(hws_rw_reader_core_tryrdlock(&CORE(rw)->reader));
 	if (tag == TAG_BRAVO)
-		return held(hws_rw_bravo_core_tryrdlock(&CORE(rw)->bravo));
-	return held(hws_rw_writer_core_tryrdlock(&CORE(rw)->writer));
+		return hws_slice_held(hws_rw_bravo_core_tryrdlock(&CORE(rw)->bravo));
+	return hws_slice_held(hws_rw_writer_core_tryrdlock(&CORE(rw)->writer));
 }
 
 static inline int core_wr(pthread_rwlock_t *rw, unsigned tag, uint64_t dl)
 {
 	const hws_wait_t *w = &hws_cfg.wait;
 	if (tag == TAG_READER)
-		return held(hws_rw_reader_core_wrlock(&CORE(rw)->reader, w, dl));
+		return hws_slice_held(hws_rw_reader_core_wrlock(&CORE(rw)->reader, w, dl));
 	if (tag == TAG_BRAVO)
-		return held(hws_rw_bravo_core_wrlock(&CORE(rw)->bravo, w, dl));
-	return held(hws_rw_writer_core_wrlock(&CORE(rw)->writer, w, dl));
+		return hws_slice_held(hws_rw_bravo_core_wrlock(&CORE(rw)->bravo, w, dl));
+	return hws_slice_held(hws_rw_writer_core_wrlock(&CORE(rw)->writer, w, dl));
 }
 
 static inline int core_trywr(pthread_rwlock_t *rw, unsigned tag)
 {
 	if (tag == TAG_READER)
-		return held(hws_rw_reader_core_trywrlock(&CORE(rw)->reader));
+		return hws_slice_held(hws_rw_reader_core_trywrlock(&CORE(rw)->reader));
 	if (tag == TAG_BRAVO)
-		return held(hws_rw_bravo_core_trywrlock(&CORE(rw)->bravo));
-	return held(hws_rw_writer_core_trywrlock(&CORE(rw)->writer));
+		return hws_slice_held(hws_rw_bravo_core_trywrlock(&CORE(rw)->bravo));
+	return hws_slice_held(hws_rw_writer_core_trywrlock(&CORE(rw)->writer));
 }
 
 static inline int core_unlock(pthread_rwlock_t *rw, unsigned tag)

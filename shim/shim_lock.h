@@ -36,15 +36,9 @@ static inline void hws_testcancel(void)
 }
 
 /* The general paths' side of the kernel's time-slice extension (arch.h,
- * hws_slice_hold): where hws_cfg.slice is set the plain paths are off, and
- * these ask for it around every hold that is not counted.  rc: the lock
- * call's result, passed through. */
-static inline int hws_slice_held(int rc)
-{
-	if (rc == 0)
-		hws_slice_hold();
-	return rc;
-}
+ * hws_slice_hold, hws_slice_held): where hws_cfg.slice is set the plain
+ * paths are off, and these ask for it around every hold that is not
+ * counted.  rc: the unlock's result, passed through. */
 static inline int hws_slice_let_go(int rc)
 {
 	if (rc == 0)   /* not an unlock refused (EPERM): nothing was let go */

@@ -49,8 +49,7 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
 	uint64_t t0 = hws_cfg.profile ? hws_prof_wait_begin(OBJ(l), HWS_FAM_SPIN) : 0;
 	hws_spin_wait_acquire(WORD(l), w->kind == HWS_WAIT_PAUSE || w->kind == HWS_WAIT_SPIN ?
 			      NULL : w, hws_usable_cpus());
-	if (hws_cfg.slice)
-		hws_slice_hold();
+	hws_slice_hold();
 	if (hws_cfg.profile)
 		hws_prof_wait_end(OBJ(l), HWS_FAM_SPIN, t0, 0, 0);
 	if (hws_cfg.stats) {
@@ -65,8 +64,7 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
  * locks: their unlock stays one store and one test. */
 static __attribute__((noinline)) int lock_counted(pthread_spinlock_t *l)
 {
-	if (hws_cfg.slice)
-		hws_slice_hold();
+	hws_slice_hold();
 	if (hws_cfg.profile)
 		hws_prof_acquired(OBJ(l), HWS_FAM_SPIN);
 	if (hws_cfg.stats)
@@ -93,8 +91,7 @@ HWS_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	if (!hws_spin_is_free(atomic_load_explicit(WORD(l), memory_order_relaxed)) ||
 	    !hws_spin_try(WORD(l)))
 		return EBUSY;
-	if (unlikely(hws_cfg.slice))
-		hws_slice_hold();
+	hws_slice_hold();
 	if (unlikely(hws_cfg.profile))
 		hws_prof_acquired(OBJ(l), HWS_FAM_SPIN);
 	return 0;
@@ -107,6 +104,8 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_unlock(pthread_spinlock_t *l)
 	/* release: pairs with the acquire exchange of the next owner.  Nothing
 	 * sleeps on a spin lock, so no wake-up is needed. */
 	atomic_store_explicit(WORD(l), HWS_SPIN_FREE, memory_order_release);
+	/* The configuration's copy of the verdict, not hws_slice_unhold's own
+	 * test: as cheap, and gcc then keeps the return inline. */
 	if (unlikely(hws_cfg.slice))
 		hws_slice_unhold();
 	return 0;

@@ -242,6 +242,13 @@ static inline void hws_slice_hold(void)
 	if (__builtin_expect(atomic_load_explicit(&hws_slice_mode, memory_order_relaxed) != 1, 0))
 		hws_slice_hold_slow();
 }
+/* rc: a lock call's result, passed through; 0 begins a hold. */
+static inline int hws_slice_held(int rc)
+{
+	if (rc == 0)
+		hws_slice_hold();
+	return rc;
+}
 static inline void hws_slice_unhold(void)
 {
 	/* relaxed: as in hws_slice_hold. */

@@ -111,12 +111,14 @@ static int decide_process(void)
 		return OFF;
 #ifdef HWS_TEST_SLICE_SIM
 	return ON;
-#endif
+#else
 	if (!&__rseq_size || __rseq_size < RSEQ_AREA_MIN)
 		return OFF;   /* no rseq area from glibc, or one without the word */
 	return hws_rseq_slice_state(NULL) ? ON : OFF;
+#endif
 }
 
+#ifndef HWS_TEST_SLICE_SIM
 static void *thread_pointer(void)
 {
 	void *tp;
@@ -129,19 +131,21 @@ static void *thread_pointer(void)
 #endif
 	return tp;
 }
+#endif
 
 static uint8_t decide_thread(void)
 {
 #ifdef HWS_TEST_SLICE_SIM
 	me.ctl = sim_ctl;
 	return ON;
-#endif
+#else
 	char *tp = thread_pointer();
 	if (!tp || prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_SET,
 			 PR_RSEQ_SLICE_EXT_ENABLE, 0, 0))
 		return OFF;
 	me.ctl = (volatile uint8_t *)(tp + __rseq_offset + SLICE_CTRL_OFFSET);
 	return ON;
+#endif
 }
 
 bool hws_slice_decide(void)
