@@ -37,8 +37,8 @@ static inline void hws_testcancel(void)
 
 /* The general paths' side of the kernel's time-slice extension (arch.h,
  * hws_slice_hold, hws_slice_held): where hws_cfg.slice is set the plain
- * paths are off, and these ask for it around every hold that is not
- * counted.  rc: the unlock's result, passed through. */
+ * paths are off, and the general and instrumented paths ask for it around
+ * every hold.  rc: the unlock's result, passed through. */
 static inline int hws_slice_let_go(int rc)
 {
 	if (rc == 0)   /* not an unlock refused (EPERM): nothing was let go */
@@ -80,38 +80,75 @@ HWS_INSTR_PATH int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, un
 				  const void *obj, uint64_t deadline_ns,
 				  struct hws_prof_place *place)
 {
+	int rc;
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		int rc = hws_words8_try(w);
+		rc = hws_words8_try(w);
 		if (rc != 0) {
 			if (op == HWS_OP_TRY)
 				return EBUSY;
 			rc = hws_shim_wait_profiled(w, NULL, family, obj, deadline_ns,
 						    place ? HWS_PROF_COUNTED : 0);
-			if (rc != 0 || !place)
-				return rc;
-		} else if (!place) {
+			if (rc == 0 && place)
+				hws_prof_place_count(obj, family, place);
+		} else if (place) {
+			hws_prof_place_count(obj, family, place);
+		} else {
 			hws_prof_acquired(obj, family);
-			return 0;
 		}
-		hws_prof_place_count(obj, family, place);
-		return 0;
+	} else {
+		rc = hws_shim_lock_counted(w, NULL, op, family, obj, deadline_ns);
 	}
-	return hws_shim_lock_counted(w, NULL, op, family, obj, deadline_ns);
+	return hws_slice_held(rc);
 }
 
 HWS_INSTR_PATH int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, unsigned family,
 				  const void *obj)
 {
+	int rc;
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		if (likely(hws_words4_try(w) == 0)) {
+		rc = hws_words4_try(w);
+		if (likely(rc == 0))
 			hws_prof_acquired(obj, family);
-			return 0;
-		}
-		if (op == HWS_OP_TRY)
+		else if (op == HWS_OP_TRY)
 			return EBUSY;
-		return hws_shim_wait_profiled(NULL, w, family, obj, HWS_FOREVER, 0);
+		else
+			rc = hws_shim_wait_profiled(NULL, w, family, obj, HWS_FOREVER, 0);
+	} else {
+		rc = hws_shim_lock_counted(NULL, w, op, family, obj, HWS_FOREVER);
 	}
-	return hws_shim_lock_counted(NULL, w, op, family, obj, HWS_FOREVER);
+	return hws_slice_held(rc);
+}
+
+/* The instrumented releases, out of line as the acquisitions are: the
+ * profile's end of a sampled hold before the release, or the counted
+ * release of stats and trace; then the end of the time-slice request. */
+HWS_INSTR_PATH int hws_shim_release_instr8(struct hws_words8 *w, unsigned family,
+					  const void *obj, struct hws_prof_place *place)
+{
+	int rc;
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		if (place)
+			hws_prof_place_release(obj, place);
+		else
+			hws_prof_released(obj);
+		rc = hws_words8_release(w);
+	} else {
+		rc = hws_shim_unlock_counted(w, NULL, family, obj);
+	}
+	return hws_slice_let_go(rc);
+}
+
+HWS_INSTR_PATH int hws_shim_release_instr4(struct hws_words4 *w, unsigned family,
+					  const void *obj)
+{
+	int rc;
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		hws_prof_released(obj);
+		rc = hws_words4_release(w);
+	} else {
+		rc = hws_shim_unlock_counted(NULL, w, family, obj);
+	}
+	return hws_slice_let_go(rc);
 }
 
 /* place: the object's spare words for the profile's in-place count
@@ -157,14 +194,7 @@ static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const
 		return hws_auto_core_release(&w->u.autow.core);
 	if (likely(!hws_cfg.instrument))
 		return hws_shim_release8_general(w);
-	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		if (place)
-			hws_prof_place_release(obj, place);
-		else
-			hws_prof_released(obj);
-		return hws_words8_release(w);
-	}
-	return hws_shim_unlock_counted(w, NULL, family, obj);
+	return hws_shim_release_instr8(w, family, obj, place);
 }
 
 static inline int hws_shim_acquire4(struct hws_words4 *w, unsigned family, const void *obj)
@@ -185,11 +215,7 @@ static inline int hws_shim_release4(struct hws_words4 *w, unsigned family, const
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_slice_let_go(hws_words4_release(w));
-	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		hws_prof_released(obj);
-		return hws_words4_release(w);
-	}
-	return hws_shim_unlock_counted(NULL, w, family, obj);
+	return hws_shim_release_instr4(w, family, obj);
 }
 
 #endif

@@ -6,7 +6,9 @@
 # and two threads on one pthread spin lock, and under every rwlock algorithm
 # the rwlock conformance program, must print what they print natively, end
 # every hold they began and yield once for every grant; with HWSYNC_SLICE=0
-# no hold asks.
+# no hold asks.  With stats, the profile or the trace on (the locks' counted
+# paths) the conformance program asks for as many holds as without, and the
+# OpenMP check's locks and critical sections ask too.
 # Usage: test_slice_sim.sh HWSYNC SLICE_SIM_PRELOAD CONFORM SPIN_CHECK RWLOCK_CONFORM [OMP_CHECK]
 set -uo pipefail
 hwsync=$1 sim=$2 conform=$3 spin=$4 rwconform=$5 omp=${6:-}
@@ -56,5 +58,31 @@ lock_kinds=$kinds
 var=HWSYNC_RWLOCK kinds="reader writer bravo"
 run rwlock "$rwconform"
 kinds=$lock_kinds
+
+# instrumented PROGRAM EXPECTED ARGS...: under stats, profile and trace, the
+# native output, every hold ended and every grant yielded, and EXPECTED
+# holds (any number above 0 when EXPECTED is "some")
+instrumented() {
+  local name=$1 want=$2; shift 2
+  timeout 120 "$@" > "$tmp/native.out" 2>&1 || { fail "$name: native run failed"; return; }
+  for set in HWSYNC_STATS=1 "HWSYNC_PROFILE=$tmp/profile.txt" "HWSYNC_TRACE=$tmp/trace.json"; do
+    timeout 120 env "$set" LD_PRELOAD="$sim" "$@" > "$tmp/sim.out" 2> "$tmp/sim.err"
+    local rc=$? h e g y
+    read -r h e g y <<< "$(counts "$tmp/sim.err")"
+    if [ $rc -ne 0 ] || ! diff -u "$tmp/native.out" "$tmp/sim.out" > "$tmp/diff"; then
+      fail "$name, ${set%%=*}: rc $rc or not the native output"; cat "$tmp/diff" "$tmp/sim.err" >&2
+    elif [ -z "$h" ] || [ "$h" -eq 0 ] || [ "$h" != "$e" ] || [ "$g" != "$y" ] ||
+         { [ "$want" != some ] && [ "$h" != "$want" ]; }; then
+      fail "$name, ${set%%=*}: holds ${h:-?} (want $want), ended ${e:-?}, granted ${g:-?}, yielded ${y:-?}"
+    else
+      pass "$name, ${set%%=*}: $h holds all ended, $g grants all yielded"
+    fi
+  done
+}
+timeout 120 env LD_PRELOAD="$sim" "$conform" > /dev/null 2> "$tmp/plain.err"
+read -r plain_holds _ <<< "$(counts "$tmp/plain.err")"
+instrumented conform "${plain_holds:-?}" "$conform"
+[ -n "$omp" ] && OMP_NUM_THREADS=2 instrumented omp some "$omp"
+
 [ $fails -eq 0 ] && echo "all time-slice simulation checks passed"
 [ $fails -eq 0 ]
