@@ -119,38 +119,6 @@ HWS_INSTR_PATH int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, un
 	return hws_slice_held(rc);
 }
 
-/* The instrumented releases, out of line as the acquisitions are: the
- * profile's end of a sampled hold before the release, or the counted
- * release of stats and trace; then the end of the time-slice request. */
-HWS_INSTR_PATH int hws_shim_release_instr8(struct hws_words8 *w, unsigned family,
-					  const void *obj, struct hws_prof_place *place)
-{
-	int rc;
-	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		if (place)
-			hws_prof_place_release(obj, place);
-		else
-			hws_prof_released(obj);
-		rc = hws_words8_release(w);
-	} else {
-		rc = hws_shim_unlock_counted(w, NULL, family, obj);
-	}
-	return hws_slice_let_go(rc);
-}
-
-HWS_INSTR_PATH int hws_shim_release_instr4(struct hws_words4 *w, unsigned family,
-					  const void *obj)
-{
-	int rc;
-	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
-		hws_prof_released(obj);
-		rc = hws_words4_release(w);
-	} else {
-		rc = hws_shim_unlock_counted(NULL, w, family, obj);
-	}
-	return hws_slice_let_go(rc);
-}
-
 /* place: the object's spare words for the profile's in-place count
  * (profile.h), or NULL (then each thread counts in its cache). */
 static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const void *obj,
@@ -194,7 +162,14 @@ static inline int hws_shim_release8(struct hws_words8 *w, unsigned family, const
 		return hws_auto_core_release(&w->u.autow.core);
 	if (likely(!hws_cfg.instrument))
 		return hws_shim_release8_general(w);
-	return hws_shim_release_instr8(w, family, obj, place);
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		if (place)
+			hws_prof_place_release(obj, place);
+		else
+			hws_prof_released(obj);
+		return hws_slice_let_go(hws_words8_release(w));
+	}
+	return hws_slice_let_go(hws_shim_unlock_counted(w, NULL, family, obj));
 }
 
 static inline int hws_shim_acquire4(struct hws_words4 *w, unsigned family, const void *obj)
@@ -215,7 +190,11 @@ static inline int hws_shim_release4(struct hws_words4 *w, unsigned family, const
 {
 	if (likely(!hws_cfg.instrument))
 		return hws_slice_let_go(hws_words4_release(w));
-	return hws_shim_release_instr4(w, family, obj);
+	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
+		hws_prof_released(obj);
+		return hws_slice_let_go(hws_words4_release(w));
+	}
+	return hws_slice_let_go(hws_shim_unlock_counted(NULL, w, family, obj));
 }
 
 #endif
