@@ -8,7 +8,7 @@
 # from every rank (and from mpirun itself in B) and show the shim took the
 # program's locks; every process must leave a whole trace of its own (in A
 # the ranks share one name: trace.json and trace.json.<pid>).
-set -uo pipefail
+. "$(dirname "$0")/../preload/common.sh"
 hwsync=$1 hybrid=$2 threads=$3
 command -v mpirun >/dev/null || { echo "skip: mpirun not found (scripts/deps.sh test installs openmpi-bin)"; exit 77; }
 [ -n "$threads" ] || { echo "skip: MPI not found at configure time (scripts/deps.sh test installs libopenmpi-dev)"; exit 77; }
@@ -20,11 +20,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 unset HWSYNC_LOCK HWSYNC_WAIT HWSYNC_BARRIER HWSYNC_STATS HWSYNC_TRACE HWSYNC_VERBOSE
 mpi=(mpirun -np 2 --oversubscribe --bind-to none)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
 
 # check_run NAME FORM DIR MIN_PROCS STATS_PATTERN: output, stats and traces of one run
 check_run() {

@@ -15,11 +15,9 @@
 # shim's line in glibc's output gives it ("*" for both: any difference).  A
 # line starting with '#' is a comment.  Exit 0 when every difference is
 # explained, 1 when one is not (or a run failed), 77 when nothing can run.
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 [ $# -eq 4 ] || { echo "usage: $0 HWSYNC PRELOAD MISUSE EXPECTED" >&2; exit 2; }
 hwsync=$1 lib=$2 prog=$3 expected=$4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 kinds=$("$hwsync" info --json 2>/dev/null | python3 -c '
 import json, sys

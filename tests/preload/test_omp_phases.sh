@@ -6,13 +6,8 @@
 # region whose first runs met none; and a shim whose team barrier lets
 # threads through early must give wrong answers.
 # Usage: test_omp_phases.sh HWSYNC PRELOAD BROKEN_PRELOAD PROG
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 hwsync=$1 lib=$2 broken=$3 prog=$4
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
 bkinds=$("$hwsync" info --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["barriers"]))')
 [ -n "$bkinds" ] || { echo "skip: no barrier kinds in this build (barriers pass through)"; exit 77; }
 echo "barrier kinds: $bkinds"

@@ -4,14 +4,10 @@
 # (NAME and NAME.<pid>); a program that forks and execs itself under the
 # shim too; %p and %h expand; a finished run's file is overwritten by the
 # next run; a bad % sequence is one line and a native run.
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 hwsync=$1 lib=$2 prog=$3
-tmp=$(mktemp -d)
 trap 'exec 7>&- 8>&- 2>/dev/null; kill $pa $pb 2>/dev/null; rm -rf "$tmp"' EXIT
 pa= pb=
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
 # check_trace FILE PID: valid trace JSON, events of that process, mutex spans
 check_trace() {
   python3 - "$1" "$2" <<'PY'

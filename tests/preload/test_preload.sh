@@ -1,24 +1,9 @@
 #!/usr/bin/env bash
 # The LD_PRELOAD shim end to end.  Usage: test_preload.sh HWSYNC PRELOAD CONFORM CANCEL_EXIT [OMP]
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 hwsync=$1 lib=$2 conform=$3 cancel_exit=$4 omp=${5:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
 
-kinds=$("$hwsync" info --json 2>/dev/null | python3 -c '
-import json,sys
-try:
-    l = json.load(sys.stdin).get("locks", [])
-    print(" ".join(x if isinstance(x, str) else x.get("kind", x.get("name", "")) for x in l))
-except Exception: pass' 2>/dev/null)
-if [ -z "$kinds" ]; then   # fall back to the error message that lists them
-  kinds=$("$hwsync" run --lock '?' -- true 2>&1 | sed -n 's/.*(known: \(.*\)).*/\1/p' | tr -d ,)
-fi
-[ -n "$kinds" ] && [ "$kinds" != "none in this build" ] || { echo "skip: no lock kinds in this build"; exit 77; }
-echo "lock kinds: $kinds"
+find_lock_kinds "$hwsync"
 bkinds=$("$hwsync" info --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["barriers"]))')
 echo "barrier kinds: ${bkinds:-none in this build (barriers pass through)}"
 bstat='pthread_barrier +[1-9]'; ostat='omp barrier +[1-9]'

@@ -14,16 +14,11 @@
 #    the same output, a valid profile that reused slots.
 # 4. `hwsync profile FILE`: the table with file:line (addr2line), --sort.
 # 5. Bad HWSYNC_PROFILE_SLOTS: one line, the program runs natively.
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 [ $# -eq 5 ] || { echo "usage: $0 HWSYNC PRELOAD PROFILE_CHECK PEAK_RSS CHURN" >&2; exit 2; }
 hwsync=$1 lib=$2 prog=$3 peak=$4 churn=$5
 here=$(cd "$(dirname "$0")" && pwd)
 check="python3 $here/check_profile.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
 
 kinds=$("$hwsync" run --lock '?' -- true 2>&1 | sed -n 's/.*(known: \(.*\)).*/\1/p' | tr -d ,)
 [ -n "$kinds" ] || { echo "skip: no lock kinds in this build"; exit 77; }

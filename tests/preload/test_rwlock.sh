@@ -6,13 +6,9 @@
 #   * HWSYNC_STATS counts read and write locks; HWSYNC_TRACE draws rwlock
 #     spans; a process-shared rwlock is passed through;
 #   * a bad HWSYNC_RWLOCK prints one line and the program runs natively.
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 [ $# -eq 2 ] || { echo "usage: $0 HWSYNC CONFORM" >&2; exit 2; }
 hwsync=$1 prog=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
 kinds=$("$hwsync" info --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["rwlocks"]))')
 [ -n "$kinds" ] || { echo "no rwlock kinds in hwsync info --json" >&2; exit 1; }

@@ -28,29 +28,15 @@
 #
 # Every failure line names the check and the lock kind.  Exit status 0 when
 # all passed, 1 when one failed, 77 when the check cannot run here.
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 [ $# -ge 4 ] || { echo "usage: $0 CHECK HWSYNC PRELOAD PROGRAM..." >&2; exit 2; }
 check=$1 hwsync=$2 lib=$3
 shift 3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+# every line names the check
 fail() { echo "FAIL: $check: $*" >&2; fails=$((fails + 1)); }
 pass() { echo "ok: $check: $*"; }
 
-kinds=$("$hwsync" info --json 2>/dev/null | python3 -c '
-import json, sys
-try:
-    l = json.load(sys.stdin).get("locks", [])
-    print(" ".join(x if isinstance(x, str) else x.get("kind", x.get("name", "")) for x in l))
-except Exception:
-    pass' 2>/dev/null)
-if [ -z "$kinds" ]; then   # fall back to the error message that lists them
-  kinds=$("$hwsync" run --lock '?' -- true 2>&1 | sed -n 's/.*(known: \(.*\)).*/\1/p' | tr -d ,)
-fi
-[ -n "$kinds" ] && [ "$kinds" != "none in this build" ] ||
-  { echo "skip: no lock kinds in this build"; exit 77; }
-echo "lock kinds: $kinds"
+find_lock_kinds "$hwsync"
 
 # How a run ended, for a failure line: "exit 3", "hung (killed after 20 s)", ...
 ended() {   # STATUS TIMEOUT

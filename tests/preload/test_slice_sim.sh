@@ -10,13 +10,8 @@
 # paths) the conformance program asks for as many holds as without, and the
 # OpenMP check's locks and critical sections ask too.
 # Usage: test_slice_sim.sh HWSYNC SLICE_SIM_PRELOAD CONFORM SPIN_CHECK RWLOCK_CONFORM [OMP_CHECK]
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 hwsync=$1 sim=$2 conform=$3 spin=$4 rwconform=$5 omp=${6:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
 
 kinds=$("$hwsync" info --json | python3 -c 'import json,sys; print(" ".join(k if isinstance(k, str) else k.get("kind", "") for k in json.load(sys.stdin)["locks"]))')
 [ -n "$kinds" ] || { echo "skip: no lock kinds in this build"; exit 77; }

@@ -13,12 +13,10 @@
 # process are measured in every configuration.  With stats on, the summary
 # must show contended mutex acquisitions and blocked semaphore waits: the
 # slow paths were taken.  Exit 0 when every run passed, 1 otherwise.
-set -uo pipefail
+. "$(dirname "$0")/common.sh"
 [ $# -ge 3 ] || { echo "usage: $0 HWSYNC PRELOAD STACK_DEPTH [LIMIT]" >&2; exit 2; }
 hwsync=$1 lib=$2 prog=$3 limit=${4:-4096}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 deepest=0 deepest_what=none
+deepest=0 deepest_what=none
 
 read -r kinds policies < <("$hwsync" info --json 2>/dev/null | python3 -c '
 import json, sys
