@@ -81,72 +81,40 @@ static unsigned byte_slot(const struct rw_lock *l, unsigned i)
 }
 #endif
 
-static void rd_lock(struct rw_lock *l, struct rw_thread *t, unsigned i)
-{
-	(void)t, (void)i;
-	switch (l->kind) {
-	case I_PTHREAD: pthread_rwlock_rdlock(&l->prw); break;
-	case I_READER: hws_rw_reader_core_rdlock(&l->h.reader, &l->wait, HWS_FOREVER); break;
-	case I_WRITER: hws_rw_writer_core_rdlock(&l->h.writer, &l->wait, HWS_FOREVER); break;
-	case I_BRAVO: hws_rw_bravo_core_rdlock(&l->h.bravo, &l->wait, HWS_FOREVER); break;
-#if HWS_HAVE_CK
-	case I_CK_RW: ck_rwlock_read_lock(&l->ckrw); break;
-	case I_CK_BR: ck_brlock_read_lock(&l->ckbr, &t->reader); break;
-	case I_CK_BYTE: ck_bytelock_read_lock(&l->ckbyte, byte_slot(l, i)); break;
-#endif
-	default: break;
-	}
-}
+/* The measured loop, instantiated once per implementation with its calls
+ * written in place: the header locks (hwsync's cores, ck) inline into it and
+ * no row pays a per-operation dispatch, so the rows compare alike.  It runs
+ * on rw_thread_fn's k, seed, ops, sink and end. */
+#define RW_LOOP(rd_lock, rd_unlock, wr_lock, wr_unlock)                                      \
+	do {                                                                                 \
+		/* relaxed: a stop flag; the TSC deadline ends the run anyway. */            \
+		while (!atomic_load_explicit(&k->stop, memory_order_relaxed)) {              \
+			for (int b = 0; b < 64; b++, ops++) {                                \
+				if ((unsigned)(bench_xorshift(&seed) % 1000) < k->read_pm) { \
+					rd_lock;                                             \
+					for (unsigned u = 0; u < k->cs; u++)                 \
+						sink += k->data[u % DATA_WORDS];             \
+					rd_unlock;                                           \
+				} else {                                                     \
+					wr_lock;                                             \
+					for (unsigned u = 0; u < k->cs; u++)                 \
+						k->data[u % DATA_WORDS]++;                   \
+					k->data[DATA_WORDS - 1]++;                           \
+					wr_unlock;                                           \
+				}                                                            \
+			}                                                                    \
+			if (hws_tsc() >= end)                                                \
+				atomic_store_explicit(&k->stop, 1, memory_order_relaxed);    \
+		}                                                                            \
+	} while (0)
 
-static void rd_unlock(struct rw_lock *l, struct rw_thread *t, unsigned i)
-{
-	(void)t, (void)i;
-	switch (l->kind) {
-	case I_PTHREAD: pthread_rwlock_unlock(&l->prw); break;
-	case I_READER: hws_rw_reader_core_unlock(&l->h.reader); break;
-	case I_WRITER: hws_rw_writer_core_unlock(&l->h.writer); break;
-	case I_BRAVO: hws_rw_bravo_core_unlock(&l->h.bravo); break;
-#if HWS_HAVE_CK
-	case I_CK_RW: ck_rwlock_read_unlock(&l->ckrw); break;
-	case I_CK_BR: ck_brlock_read_unlock(&t->reader); break;
-	case I_CK_BYTE: ck_bytelock_read_unlock(&l->ckbyte, byte_slot(l, i)); break;
-#endif
-	default: break;
-	}
-}
-
-static void wr_lock(struct rw_lock *l, unsigned i)
-{
-	(void)i;
-	switch (l->kind) {
-	case I_PTHREAD: pthread_rwlock_wrlock(&l->prw); break;
-	case I_READER: hws_rw_reader_core_wrlock(&l->h.reader, &l->wait, HWS_FOREVER); break;
-	case I_WRITER: hws_rw_writer_core_wrlock(&l->h.writer, &l->wait, HWS_FOREVER); break;
-	case I_BRAVO: hws_rw_bravo_core_wrlock(&l->h.bravo, &l->wait, HWS_FOREVER); break;
-#if HWS_HAVE_CK
-	case I_CK_RW: ck_rwlock_write_lock(&l->ckrw); break;
-	case I_CK_BR: ck_brlock_write_lock(&l->ckbr); break;
-	case I_CK_BYTE: ck_bytelock_write_lock(&l->ckbyte, byte_slot(l, i)); break;
-#endif
-	default: break;
-	}
-}
-
-static void wr_unlock(struct rw_lock *l)
-{
-	switch (l->kind) {
-	case I_PTHREAD: pthread_rwlock_unlock(&l->prw); break;
-	case I_READER: hws_rw_reader_core_unlock(&l->h.reader); break;
-	case I_WRITER: hws_rw_writer_core_unlock(&l->h.writer); break;
-	case I_BRAVO: hws_rw_bravo_core_unlock(&l->h.bravo); break;
-#if HWS_HAVE_CK
-	case I_CK_RW: ck_rwlock_write_unlock(&l->ckrw); break;
-	case I_CK_BR: ck_brlock_write_unlock(&l->ckbr); break;
-	case I_CK_BYTE: ck_bytelock_write_unlock(&l->ckbyte); break;
-#endif
-	default: break;
-	}
-}
+/* hwsync's typed cores share one shape: the kind names the header, the union
+ * member and the functions. */
+#define RW_LOOP_HWSYNC(kind)                                                    \
+	RW_LOOP(hws_rw_##kind##_core_rdlock(&l->h.kind, &l->wait, HWS_FOREVER), \
+		hws_rw_##kind##_core_unlock(&l->h.kind),                        \
+		hws_rw_##kind##_core_wrlock(&l->h.kind, &l->wait, HWS_FOREVER), \
+		hws_rw_##kind##_core_unlock(&l->h.kind))
 
 static void rw_thread_fn(void *arg, unsigned i)
 {
@@ -156,33 +124,35 @@ static void rw_thread_fn(void *arg, unsigned i)
 	uint64_t seed = (i + 1) * 0x9e3779b97f4a7c15ull, ops = 0, sink = 0;
 	uint64_t end = hws_tsc() + hws_ns_to_tsc(k->duration_ns);
 
+	switch (l->kind) {
+	case I_PTHREAD:
+		RW_LOOP(pthread_rwlock_rdlock(&l->prw), pthread_rwlock_unlock(&l->prw),
+			pthread_rwlock_wrlock(&l->prw), pthread_rwlock_unlock(&l->prw));
+		break;
+	case I_READER: RW_LOOP_HWSYNC(reader); break;
+	case I_WRITER: RW_LOOP_HWSYNC(writer); break;
+	case I_BRAVO: RW_LOOP_HWSYNC(bravo); break;
 #if HWS_HAVE_CK
-	if (l->kind == I_CK_BR)
+	case I_CK_RW:
+		RW_LOOP(ck_rwlock_read_lock(&l->ckrw), ck_rwlock_read_unlock(&l->ckrw),
+			ck_rwlock_write_lock(&l->ckrw), ck_rwlock_write_unlock(&l->ckrw));
+		break;
+	case I_CK_BR:
 		ck_brlock_read_register(&l->ckbr, &t->reader);
-#endif
-	/* relaxed: a stop flag; the TSC deadline ends the run anyway. */
-	while (!atomic_load_explicit(&k->stop, memory_order_relaxed)) {
-		for (int b = 0; b < 64; b++, ops++) {
-			if ((unsigned)(bench_xorshift(&seed) % 1000) < k->read_pm) {
-				rd_lock(l, t, i);
-				for (unsigned u = 0; u < k->cs; u++)
-					sink += k->data[u % DATA_WORDS];
-				rd_unlock(l, t, i);
-			} else {
-				wr_lock(l, i);
-				for (unsigned u = 0; u < k->cs; u++)
-					k->data[u % DATA_WORDS]++;
-				k->data[DATA_WORDS - 1]++;
-				wr_unlock(l);
-			}
-		}
-		if (hws_tsc() >= end)
-			atomic_store_explicit(&k->stop, 1, memory_order_relaxed);
-	}
-#if HWS_HAVE_CK
-	if (l->kind == I_CK_BR)
+		RW_LOOP(ck_brlock_read_lock(&l->ckbr, &t->reader),
+			ck_brlock_read_unlock(&t->reader),
+			ck_brlock_write_lock(&l->ckbr), ck_brlock_write_unlock(&l->ckbr));
 		ck_brlock_read_unregister(&l->ckbr, &t->reader);
+		break;
+	case I_CK_BYTE:
+		RW_LOOP(ck_bytelock_read_lock(&l->ckbyte, byte_slot(l, i)),
+			ck_bytelock_read_unlock(&l->ckbyte, byte_slot(l, i)),
+			ck_bytelock_write_lock(&l->ckbyte, byte_slot(l, i)),
+			ck_bytelock_write_unlock(&l->ckbyte));
+		break;
 #endif
+	default: break;
+	}
 	t->ops = ops + (sink == 42);
 }
 
