@@ -24,11 +24,10 @@
  * the reader's id, so that a thread whose slot for this lock another thread
  * took (a collision of the hash) does not mistake that reader for itself.
  *
- * A writer waits for a slot through hws_wait_while_eq32 on the slot's
- * `seq` word, which the reader that empties the slot increments (then
- * hws_wake32): a count, not the owner's id, since a slot can be emptied and
- * taken again between the writer's look and its sleep, and a value that
- * came back would leave the writer asleep after the only wake.
+ * A reader leaves its slot with a release store and nothing else: no
+ * fence, no wake (they were a quarter of an empty read section).  A writer
+ * waiting for a slot therefore polls it, as [BRAVO]'s does: pausing, then,
+ * under a policy that sleeps, in timed naps that nobody ends early.
  * State in the lock: 24 bytes, all zero when free (bias off until the
  * first reader turns it on).
  */
@@ -43,7 +42,7 @@ extern "C" {
 #endif
 
 /* A power of two.  A writer that revokes the bias reads the whole table,
- * so it is small: 1024 slots of 24 bytes (the paper's 4096 of 8 bytes are
+ * so it is small: 1024 slots of 16 bytes (the paper's 4096 of 8 bytes are
  * 32 KiB); two threads of one lock share a slot with a chance of about
  * 1/1024 and the second then reads through the underlying lock. */
 #define HWS_RW_BRAVO_SLOTS 1024u
@@ -60,7 +59,6 @@ struct hws_rw_bravo_slot {
 	_Atomic(uintptr_t) lock;   /* the lock read through this slot, or 0 */
 	_Atomic uint32_t owner;    /* its reader's hws_rw_self(), 0 while free */
 	uint32_t depth;            /* nested read locks; the owner's only */
-	_Atomic uint32_t seq;      /* times the slot was emptied: writers wait on it */
 };
 extern struct hws_rw_bravo_slot hws_rw_bravo_slots[HWS_RW_BRAVO_SLOTS];
 
@@ -84,19 +82,14 @@ static inline struct hws_rw_bravo_slot *hws_rw_bravo_slot_of(const void *lock, u
 	return &hws_rw_bravo_slots[h >> 40 & (HWS_RW_BRAVO_SLOTS - 1)];
 }
 
-/* Empty a slot this thread filled, and wake a writer waiting for it. */
+/* Empty a slot this thread filled.  No wake: a waiting writer polls. */
 static inline void hws_rw_bravo_slot_free(struct hws_rw_bravo_slot *s)
 {
 	/* relaxed: the release store of lock below publishes. */
 	atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
-	/* release: pairs with the writer's acquire loads of the slot, so the
-	 * read section happens before the write section. */
+	/* release: pairs with the writer's loads of the slot in drain (seq_cst
+	 * and acquire), so the read section happens before the write section. */
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
-	/* relaxed load: only the occupant writes seq.  release store: a writer
-	 * that reads the new count with acquire also sees lock emptied. */
-	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1,
-			      memory_order_release);
-	hws_wake32(&s->seq, HWS_WAKE_ALL);
 }
 
 /* The fast path: 1 if the read lock was taken through the slot table. */
@@ -121,7 +114,8 @@ static inline int hws_rw_bravo_core_rdfast(hws_rw_bravo_core_t *c)
 	if (!atomic_compare_exchange_strong_explicit(&s->lock, &z, me, memory_order_seq_cst,
 						     memory_order_relaxed))
 		return 0;
-	/* relaxed: read only by this thread and, as a wait value, by writers. */
+	/* relaxed: read only by threads that hash to this slot, each comparing
+	 * it with its own id, which only that thread ever stores. */
 	atomic_store_explicit(&s->owner, self, memory_order_relaxed);
 	s->depth = 1;
 	/* seq_cst: see top.  Reading 1 also acquires from the reader that set

@@ -1,9 +1,11 @@
 /* BRAVO's slot table and its slow paths (hwsync/rwlock_bravo.h): the
  * reader that goes through the underlying lock (and turns the bias back
  * on), and the writer's revocation. */
+#include <sched.h>
 #include <hwsync/rwlock_bravo.h>
+#include "wait/internal.h"   /* hws_nap_until */
 
-/* 24-byte slots, 24 KiB.  Zero: every slot free. */
+/* 16-byte slots, 16 KiB.  Zero: every slot free. */
 struct hws_rw_bravo_slot hws_rw_bravo_slots[HWS_RW_BRAVO_SLOTS] HWS_ALIGNED_LINE;
 
 int hws_rw_bravo_core_rdlock_slow(hws_rw_bravo_core_t *c, const hws_wait_t *w,
@@ -21,6 +23,42 @@ int hws_rw_bravo_core_rdlock_slow(hws_rw_bravo_core_t *c, const hws_wait_t *w,
 	return rc;
 }
 
+/* How a writer waits for a slot (readers leave without a wake): pauses
+ * that double up to PAUSE_MAX for SPIN_NS, then, under a policy that
+ * sleeps, naps that double from NAP_MIN_NS to NAP_MAX_NS; a policy that
+ * does not sleep keeps pausing (or yielding). */
+#define SPIN_NS 4000u
+#define PAUSE_MAX 64u
+#define NAP_MIN_NS 2000u
+#define NAP_MAX_NS 128000u
+
+/* Poll until s no longer names the lock me: 0 or ETIMEDOUT. */
+static int wait_slot(const struct hws_rw_bravo_slot *s, uintptr_t me, const hws_wait_t *w,
+		     uint64_t deadline_ns)
+{
+	int naps = w->kind == HWS_WAIT_FUTEX || w->kind == HWS_WAIT_ADAPTIVE;
+	uint64_t start = hws_now_ns(), nap = NAP_MIN_NS;
+	uint32_t pauses = 1;
+
+	/* acquire: pairs with the reader's release emptying the slot. */
+	while (atomic_load_explicit(&s->lock, memory_order_acquire) == me) {
+		uint64_t now = hws_now_ns();
+		if (now >= deadline_ns)
+			return ETIMEDOUT;
+		if (naps && now - start >= SPIN_NS) {
+			hws_nap_until(deadline_ns - now > nap ? now + nap : deadline_ns);
+			nap = nap < NAP_MAX_NS / 2 ? nap * 2 : NAP_MAX_NS;
+		} else if (w->kind == HWS_WAIT_YIELD) {
+			sched_yield();
+		} else {
+			for (uint32_t i = 0; i < pauses; i++)
+				hws_cpu_relax();
+			pauses = pauses < PAUSE_MAX ? pauses * 2 : PAUSE_MAX;
+		}
+	}
+	return 0;
+}
+
 /* Wait until no slot names the lock: 0 or ETIMEDOUT. */
 static int drain(hws_rw_bravo_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
 {
@@ -30,20 +68,10 @@ static int drain(hws_rw_bravo_core_t *c, const hws_wait_t *w, uint64_t deadline_
 		struct hws_rw_bravo_slot *s = &hws_rw_bravo_slots[i];
 		/* seq_cst: the writer's half of the publish/revoke handshake
 		 * (the header); also acquires the reader's section. */
-		while (atomic_load_explicit(&s->lock, memory_order_seq_cst) == me) {
-			/* acquire: pairs with the release increment in
-			 * hws_rw_bravo_slot_free; read before the lock word, so
-			 * the occupant seen below empties it after this count. */
-			uint32_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
-			/* acquire: pairs with the reader's release emptying it. */
-			if (atomic_load_explicit(&s->lock, memory_order_acquire) != me)
-				break;
-			if (!w)
-				return ETIMEDOUT;   /* a try: never waits */
-			if (hws_wait_while_eq32(&s->seq, q, w, deadline_ns) == ETIMEDOUT &&
-			    atomic_load_explicit(&s->lock, memory_order_acquire) == me)
-				return ETIMEDOUT;
-		}
+		if (atomic_load_explicit(&s->lock, memory_order_seq_cst) != me)
+			continue;
+		if (!w || wait_slot(s, me, w, deadline_ns))
+			return ETIMEDOUT;   /* a try never waits */
 	}
 	return 0;
 }
