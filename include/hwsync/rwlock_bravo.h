@@ -43,8 +43,9 @@ extern "C" {
 
 /* A power of two.  A writer that revokes the bias reads the whole table,
  * so it is small: 1024 slots of 16 bytes (the paper's 4096 of 8 bytes are
- * 32 KiB); two threads of one lock share a slot with a chance of about
- * 1/1024 and the second then reads through the underlying lock. */
+ * 32 KiB); two threads of one lock share a slot only when their ids are
+ * equal modulo the table's lines (256 of 64 bytes), and the second then
+ * reads through the underlying lock. */
 #define HWS_RW_BRAVO_SLOTS 1024u
 #define HWS_RW_BRAVO_INHIBIT 9u    /* [BRAVO]'s N */
 
@@ -58,7 +59,9 @@ typedef struct hws_rw_bravo_core {
 struct hws_rw_bravo_slot {
 	_Atomic(uintptr_t) lock;   /* the lock read through this slot, or 0 */
 	_Atomic uint32_t owner;    /* its reader's hws_rw_self(), 0 while free */
-	uint32_t depth;            /* nested read locks; the owner's only */
+	uint32_t depth;            /* read locks nested in the first; the owner's
+				    * only, 0 when it frees the slot (the next
+				    * owner's CAS acquires that) */
 };
 extern struct hws_rw_bravo_slot hws_rw_bravo_slots[HWS_RW_BRAVO_SLOTS];
 
@@ -75,11 +78,15 @@ static inline void hws_rw_bravo_core_init(hws_rw_bravo_core_t *c)
 	atomic_init(&c->inhibit_until, 0);
 }
 
+/* The lock's hash picks a slot and the thread's id moves it by whole
+ * lines, so that the readers of one lock write different lines (up to
+ * 256 threads, with 64-byte lines).  The multiply needs the lock only,
+ * so it does not wait for the id's load. */
 static inline struct hws_rw_bravo_slot *hws_rw_bravo_slot_of(const void *lock, uint32_t self)
 {
-	uint64_t h = ((uint64_t)(uintptr_t)lock ^ ((uint64_t)self << 32 | self)) *
-		     0x9e3779b97f4a7c15ull;
-	return &hws_rw_bravo_slots[h >> 40 & (HWS_RW_BRAVO_SLOTS - 1)];
+	const uint32_t per_line = HWS_CACHELINE / sizeof(struct hws_rw_bravo_slot);
+	uint32_t h = (uint32_t)((uint64_t)(uintptr_t)lock * 0x9e3779b97f4a7c15ull >> 40);
+	return &hws_rw_bravo_slots[(h ^ self * per_line) & (HWS_RW_BRAVO_SLOTS - 1)];
 }
 
 /* Empty a slot this thread filled.  No wake: a waiting writer polls. */
@@ -92,6 +99,16 @@ static inline void hws_rw_bravo_slot_free(struct hws_rw_bravo_slot *s)
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
 }
 
+/* Whether s holds the lock me for this thread (self).  relaxed: a slot
+ * holding this lock with our id is our own doing. */
+static inline int hws_rw_bravo_mine(const struct hws_rw_bravo_slot *s, uintptr_t me,
+				    uint32_t self)
+{
+	uintptr_t lock = atomic_load_explicit(&s->lock, memory_order_relaxed);
+	uint32_t owner = atomic_load_explicit(&s->owner, memory_order_relaxed);
+	return (lock == me) & (owner == self);   /* one branch, not two */
+}
+
 /* The fast path: 1 if the read lock was taken through the slot table. */
 static inline int hws_rw_bravo_core_rdfast(hws_rw_bravo_core_t *c)
 {
@@ -99,10 +116,8 @@ static inline int hws_rw_bravo_core_rdfast(hws_rw_bravo_core_t *c)
 	struct hws_rw_bravo_slot *s = hws_rw_bravo_slot_of(c, self);
 	uintptr_t me = (uintptr_t)c, z = 0;
 
-	/* relaxed: a slot holding this lock with our id is our own doing. */
-	if (atomic_load_explicit(&s->lock, memory_order_relaxed) == me &&
-	    atomic_load_explicit(&s->owner, memory_order_relaxed) == self) {
-		if (s->depth == HWS_RW_MAX_READERS)
+	if (__builtin_expect(hws_rw_bravo_mine(s, me, self), 0)) {   /* nested */
+		if (s->depth == HWS_RW_MAX_READERS - 1)
 			return 0;
 		s->depth++;
 		return 1;
@@ -117,7 +132,6 @@ static inline int hws_rw_bravo_core_rdfast(hws_rw_bravo_core_t *c)
 	/* relaxed: read only by threads that hash to this slot, each comparing
 	 * it with its own id, which only that thread ever stores. */
 	atomic_store_explicit(&s->owner, self, memory_order_relaxed);
-	s->depth = 1;
 	/* seq_cst: see top.  Reading 1 also acquires from the reader that set
 	 * the bias after the last writer left. */
 	if (atomic_load_explicit(&c->rbias, memory_order_seq_cst))
@@ -141,19 +155,20 @@ static inline int hws_rw_bravo_core_tryrdlock(hws_rw_bravo_core_t *c)
 	return hws_rw_bravo_core_rdlock_slow(c, NULL, 0, 1);
 }
 
+int hws_rw_bravo_core_unlock_slow(hws_rw_bravo_core_t *c);
+
 static inline int hws_rw_bravo_core_unlock(hws_rw_bravo_core_t *c)
 {
 	uint32_t self = hws_rw_self();
 	struct hws_rw_bravo_slot *s = hws_rw_bravo_slot_of(c, self);
 
-	/* relaxed: as in rdfast. */
-	if (atomic_load_explicit(&s->lock, memory_order_relaxed) == (uintptr_t)c &&
-	    atomic_load_explicit(&s->owner, memory_order_relaxed) == self) {
-		if (--s->depth == 0)
-			hws_rw_bravo_slot_free(s);
-		return 0;
-	}
-	return hws_rw_reader_core_unlock(&c->rw);
+	if (__builtin_expect(!hws_rw_bravo_mine(s, (uintptr_t)c, self), 0))
+		return hws_rw_bravo_core_unlock_slow(c);
+	if (s->depth == 0)
+		hws_rw_bravo_slot_free(s);
+	else
+		s->depth--;
+	return 0;
 }
 
 HWS_RW_TYPED(bravo)

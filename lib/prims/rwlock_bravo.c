@@ -23,6 +23,13 @@ int hws_rw_bravo_core_rdlock_slow(hws_rw_bravo_core_t *c, const hws_wait_t *w,
 	return rc;
 }
 
+/* Unlock through the underlying lock: out of line, so that the slot's
+ * unlock stays small enough to inline. */
+int hws_rw_bravo_core_unlock_slow(hws_rw_bravo_core_t *c)
+{
+	return hws_rw_reader_core_unlock(&c->rw);
+}
+
 /* How a writer waits for a slot (readers leave without a wake): pauses
  * that double up to PAUSE_MAX for SPIN_NS, then, under a policy that
  * sleeps, naps that double from NAP_MIN_NS to NAP_MAX_NS; a policy that

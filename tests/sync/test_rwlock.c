@@ -241,6 +241,49 @@ static void unit(const char *policy)
 	hws_rwlock_destroy(rw);
 }
 
+/* A thread whose id takes the same bravo slot for a lock as another's
+ * (ids equal modulo the table's lines) reads through the underlying lock,
+ * nested too, and leaves the other's slot alone. */
+static hws_rw_bravo_core_t coll;
+static uint32_t coll_tid;
+
+static void *bravo_collider(void *arg)
+{
+	hws_wait_t *w = arg;
+	uint32_t lines = HWS_RW_BRAVO_SLOTS * sizeof(struct hws_rw_bravo_slot) / HWS_CACHELINE;
+	struct hws_rw_bravo_slot *s = hws_rw_bravo_slot_of(&coll, coll_tid);
+
+	hws_rw_tid = coll_tid + lines;
+	CHECK(hws_rw_bravo_slot_of(&coll, hws_rw_tid) == s);
+	CHECK_EQ(hws_rw_bravo_core_rdlock(&coll, w, HWS_FOREVER), 0);
+	CHECK_EQ(hws_rw_bravo_core_rdlock(&coll, w, HWS_FOREVER), 0);
+	CHECK_EQ(atomic_load(&coll.rw.state), 2);
+	CHECK_EQ(hws_rw_bravo_core_unlock(&coll), 0);
+	CHECK_EQ(hws_rw_bravo_core_unlock(&coll), 0);
+	CHECK_EQ(atomic_load(&coll.rw.state), 0);
+	CHECK(atomic_load(&s->lock) == (uintptr_t)&coll && atomic_load(&s->owner) == coll_tid);
+	return NULL;
+}
+
+static void bravo_collision(hws_wait_t *w)
+{
+	pthread_t t;
+
+	hws_rw_bravo_core_init(&coll);
+	coll_tid = hws_rw_self();
+	CHECK_EQ(hws_rw_bravo_core_rdlock(&coll, w, HWS_FOREVER), 0);   /* bias on */
+	CHECK_EQ(hws_rw_bravo_core_unlock(&coll), 0);
+	CHECK_EQ(hws_rw_bravo_core_rdlock(&coll, w, HWS_FOREVER), 0);   /* in the slot */
+	CHECK_EQ(hws_rw_bravo_core_rdlock(&coll, w, HWS_FOREVER), 0);   /* nested */
+	CHECK(pthread_create(&t, NULL, bravo_collider, w) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK_EQ(hws_rw_bravo_core_unlock(&coll), 0);
+	CHECK_EQ(hws_rw_bravo_core_unlock(&coll), 0);
+	CHECK_EQ(atomic_load(&coll.rw.state), 0);
+	CHECK_EQ(hws_rw_bravo_core_wrlock(&coll, w, HWS_FOREVER), 0);   /* no slot left */
+	CHECK_EQ(hws_rw_bravo_core_unlock(&coll), 0);
+}
+
 /* EAGAIN at the reader limit, through the cores (2^29 readers otherwise). */
 static void overflow(void)
 {
@@ -285,6 +328,7 @@ static void overflow(void)
 	CHECK_EQ(hws_rw_bravo_core_rdlock(&b, &w, HWS_FOREVER), EDEADLK);
 	CHECK_EQ(hws_rw_bravo_core_unlock(&b), 0);
 	CHECK_EQ(atomic_load(&b.rw.state), 0);
+	bravo_collision(&w);
 }
 
 /* ---- stress ---- */
