@@ -124,9 +124,9 @@ static inline unsigned tag_of(pthread_rwlock_t *rw)
 }
 
 /* ---- the cores, by tag ---- */
-/* Every lock call that succeeded begins a hold, and every unlock ends one,
- * for the kernel's time-slice extension (arch.h, hws_slice_held; one test
- * where it is off). */
+/* Every lock call that succeeded begins a hold, and every unlock that let
+ * go ends one, for the kernel's time-slice extension (arch.h,
+ * hws_slice_held and hws_slice_let_go; one test where it is off). */
 
 static inline int core_rd(pthread_rwlock_t *rw, unsigned tag, uint64_t dl)
 {
@@ -168,15 +168,11 @@ static inline int core_trywr(pthread_rwlock_t *rw, unsigned tag)
 
 static inline int core_unlock(pthread_rwlock_t *rw, unsigned tag)
 {
-	int rc;
 	if (tag == TAG_READER)
-		rc = hws_rw_reader_core_unlock(&CORE(rw)->reader);
-	else if (tag == TAG_BRAVO)
-		rc = hws_rw_bravo_core_unlock(&CORE(rw)->bravo);
-	else
-		rc = hws_rw_writer_core_unlock(&CORE(rw)->writer);
-	hws_slice_unhold();
-	return rc;
+		return hws_slice_let_go(hws_rw_reader_core_unlock(&CORE(rw)->reader));
+	if (tag == TAG_BRAVO)
+		return hws_slice_let_go(hws_rw_bravo_core_unlock(&CORE(rw)->bravo));
+	return hws_slice_let_go(hws_rw_writer_core_unlock(&CORE(rw)->writer));
 }
 
 enum op { RD, TRYRD, WR, TRYWR };

@@ -35,19 +35,10 @@ static inline void hws_testcancel(void)
 		pthread_testcancel();
 }
 
-/* The general paths' side of the kernel's time-slice extension (arch.h,
- * hws_slice_hold, hws_slice_held): where hws_cfg.slice is set the plain
- * paths are off, and the general and instrumented paths ask for it around
- * every hold.  rc: the unlock's result, passed through. */
-static inline int hws_slice_let_go(int rc)
-{
-	if (rc == 0)   /* not an unlock refused (EPERM): nothing was let go */
-		hws_slice_unhold();
-	return rc;
-}
-
 /* Out of line, so that the entry points' plain path keeps its frame: a
- * release on the general path, and its end of a time-slice request. */
+ * release on the general path, and its end of a time-slice request (arch.h,
+ * hws_slice_let_go; where hws_cfg.slice is set the plain paths are off, and
+ * the general and instrumented paths ask around every hold). */
 static __attribute__((noinline, unused)) int hws_shim_release8_general(struct hws_words8 *w)
 {
 	return hws_slice_let_go(hws_words8_release(w));

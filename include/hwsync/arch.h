@@ -255,6 +255,14 @@ static inline void hws_slice_unhold(void)
 	if (__builtin_expect(atomic_load_explicit(&hws_slice_mode, memory_order_relaxed) != 1, 0))
 		hws_slice_unhold_slow();
 }
+/* rc: an unlock's result, passed through; 0 ends a hold, a refused unlock
+ * (EPERM: nothing was let go) ends nothing. */
+static inline int hws_slice_let_go(int rc)
+{
+	if (rc == 0)
+		hws_slice_unhold();
+	return rc;
+}
 /* Tests: the calling thread's request and granted bytes become ctl[0] and
  * ctl[1] and its yield calls yield_fn, as if the kernel offered the
  * extension; the process-wide word is set on. */
