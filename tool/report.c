@@ -1,7 +1,8 @@
 /* hwsync report: runs tools/report/report.py (Python 3 + matplotlib) on a
  * bench results file.  The script is found next to the source tree the
- * executable was built in (build/hwsync -> tools/report/report.py) or in the
- * installed data directory; Python is $HWS_PYTHON, else /usr/bin/python3
+ * executable was built from (named by the file source-dir in its build
+ * directory, or the tree around build/hwsync) or in the installed data
+ * directory; Python is $HWS_PYTHON, else /usr/bin/python3
  * (Debian's python3-matplotlib), else for a build in its source tree the
  * tree's .venv (scripts/venv.sh) or python3 on PATH, whichever has
  * matplotlib first. */
@@ -43,8 +44,9 @@ static const char help[] =
 "\n"
 "    Needs Python 3 with matplotlib.  It uses /usr/bin/python3 when that has\n"
 "    matplotlib (Debian: apt-get install python3-matplotlib); a build run from\n"
-"    its source tree then tries the tree's .venv (scripts/venv.sh) and\n"
-"    python3 on PATH.  $HWS_PYTHON selects another interpreter.\n"
+"    its build directory (wherever that is) then tries its source tree's\n"
+"    .venv (scripts/venv.sh) and python3 on PATH.  $HWS_PYTHON selects\n"
+"    another interpreter.\n"
 "\n"
 "OPTIONS\n"
 "    -o DIR       output directory (created)\n"
@@ -69,6 +71,30 @@ static int exe_dir(char *buf, size_t len)
 	char *d = dirname(buf);
 	memmove(buf, d, strlen(d) + 1);
 	return 0;
+}
+
+/* The source tree of a build run from its build directory: the first line of
+ * DIR/source-dir, which the build system writes there (a build directory
+ * may be anywhere, and an installed hwsync has no such file beside it), else
+ * DIR/.. for a build inside its tree.  The tree is the one that holds
+ * tools/report/report.py; 0, or -1 when there is none. */
+static int source_tree(const char *dir, char *tree, size_t len)
+{
+	char p[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(p, sizeof p, "%s/source-dir", dir);
+	tree[0] = '\0';
+	if ((f = fopen(p, "r"))) {
+		if (!fgets(tree, (int)len, f))
+			tree[0] = '\0';
+		tree[strcspn(tree, "\n")] = '\0';
+		fclose(f);
+	}
+	if (!tree[0] && (size_t)snprintf(tree, len, "%s/..", dir) >= len)
+		return -1;
+	snprintf(p, sizeof p, "%s/tools/report/report.py", tree);
+	return exists(p, R_OK) ? 0 : -1;
 }
 
 static bool has_matplotlib(const char *python)
@@ -96,7 +122,7 @@ int hws_cmd_report(int argc, char **argv)
 {
 	const char *in[MAX_INPUTS], *out = NULL;
 	unsigned nin = 0;
-	char dir[PATH_MAX], script[PATH_MAX + 64], venv[PATH_MAX + 64];
+	char dir[PATH_MAX], tree[PATH_MAX], script[PATH_MAX + 64], venv[PATH_MAX + 64];
 	const char *python = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -128,19 +154,19 @@ int hws_cmd_report(int argc, char **argv)
 		fprintf(stderr, "hwsync report: cannot find the executable's directory\n");
 		return 1;
 	}
-	/* A build run from its source tree (<src>/build/hwsync) uses the tree's
+	/* A build run from its build directory uses its source tree's
 	 * report.py and may fall back on the tree's venv; an installed one
 	 * (<prefix>/bin/hwsync) uses <prefix>/share/hwsync and only the system
 	 * Python, never a venv of some source tree. */
-	bool source_tree = true;
-	snprintf(script, sizeof script, "%s/../tools/report/report.py", dir);
-	snprintf(venv, sizeof venv, "%s/../.venv/bin/python3", dir);
-	if (!exists(script, R_OK)) {
-		source_tree = false;
+	bool in_tree = !source_tree(dir, tree, sizeof tree);
+	if (in_tree) {
+		snprintf(script, sizeof script, "%s/tools/report/report.py", tree);
+		snprintf(venv, sizeof venv, "%s/.venv/bin/python3", tree);
+	} else {
 		snprintf(script, sizeof script, "%s/../share/hwsync/report.py", dir);
 		if (!exists(script, R_OK)) {
-			fprintf(stderr, "hwsync report: report.py not found (looked in %s/../tools/report "
-				"and %s/../share/hwsync)\n", dir, dir);
+			fprintf(stderr, "hwsync report: report.py not found (neither a build directory "
+				"with a source tree nor %s/../share/hwsync)\n", dir);
 			return 1;
 		}
 	}
@@ -150,9 +176,9 @@ int hws_cmd_report(int argc, char **argv)
 			python = env;
 	} else if (exists(SYSTEM_PYTHON, X_OK) && has_matplotlib(SYSTEM_PYTHON)) {
 		python = SYSTEM_PYTHON;
-	} else if (source_tree && exists(venv, X_OK) && has_matplotlib(venv)) {
+	} else if (in_tree && exists(venv, X_OK) && has_matplotlib(venv)) {
 		python = venv;
-	} else if (source_tree && has_matplotlib("python3")) {
+	} else if (in_tree && has_matplotlib("python3")) {
 		python = "python3";
 	}
 	if (!python) {
@@ -161,7 +187,7 @@ int hws_cmd_report(int argc, char **argv)
 		else
 			fprintf(stderr, "hwsync report: no Python 3 with matplotlib; install it with: "
 				"apt-get install python3-matplotlib%s\n",
-				source_tree ? " (or run scripts/venv.sh in the source tree)" : "");
+				in_tree ? " (or run scripts/venv.sh in the source tree)" : "");
 		return 1;
 	}
 	char *args[MAX_INPUTS + 5];

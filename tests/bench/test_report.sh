@@ -3,7 +3,8 @@
 # report.html that carry the machine, the skipped list and an experiment's
 # summary table; it rejects files that are not bench results with one line.
 # hwsync finds Debian's /usr/bin/python3 with matplotlib although the first
-# python3 on PATH lacks it.  Skips (77) without python3-matplotlib.
+# python3 on PATH lacks it, and from a build directory outside the tree.
+# Skips (77) without python3-matplotlib.
 set -euo pipefail
 hws=$1 src=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -61,4 +62,16 @@ fi
 echo '{"schema": "other"}' > "$tmp/bad.json"
 if err=$("$hws" report "$tmp/bad.json" -o "$tmp/x" 2>&1); then echo "FAIL: bad file accepted"; exit 1; fi
 [ "$(wc -l <<<"$err")" = 1 ] || { echo "FAIL: more than one line: $err"; exit 1; }
+# a build directory anywhere: hwsync finds the tree that its file source-dir
+# names; a copy with no such file and no data directory says where it looked
+mkdir "$tmp/elsewhere" "$tmp/lost"
+cp "$hws" "$tmp/elsewhere/hwsync"
+cp "$hws" "$tmp/lost/hwsync"
+echo "$src" > "$tmp/elsewhere/source-dir"
+"$tmp/elsewhere/hwsync" report "$tmp/r.json" -o "$tmp/rep2" >/dev/null
+[ -s "$tmp/rep2/report.md" ] || { echo "FAIL: no report from a build directory outside the tree"; exit 1; }
+if err=$("$tmp/lost/hwsync" report "$tmp/r.json" -o "$tmp/x" 2>&1); then
+  echo "FAIL: a report without report.py"; exit 1; fi
+[ "$err" = "hwsync report: report.py not found (neither a build directory with a source tree nor $tmp/lost/../share/hwsync)" ] ||
+  { echo "FAIL: $err"; exit 1; }
 echo "report: ok"
