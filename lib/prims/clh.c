@@ -33,10 +33,10 @@ int hws_clh_init(hws_clh_t *l, const hws_wait_t *w)
 
 /* The lock was not free: swap into the tail and wait until the predecessor
  * released.  Out of line, so that the free path saves no registers. */
-static __attribute__((noinline)) int queue(hws_clh_core_t *c, uint32_t me, uint64_t v,
+static __attribute__((noinline)) int queue(_Atomic uint64_t *word, uint32_t me, uint64_t v,
 					   const hws_wait_t *w)
 {
-	uint32_t pred = hws_qw_enqueue(&c->word, me, v, w);
+	uint32_t pred = hws_qw_enqueue(word, me, v, w);
 
 	if (!pred)
 		return 0;
@@ -45,31 +45,11 @@ static __attribute__((noinline)) int queue(hws_clh_core_t *c, uint32_t me, uint6
 	while (atomic_load_explicit(&p->state, memory_order_acquire) == HWS_QN_WAITING)
 		hws_wait_while_eq32(&p->state, HWS_QN_WAITING, w, HWS_FOREVER);
 	hws_qnode_put(pred);   /* adopted: nobody reads it again */
-	hws_qw_set_holder(&c->word, me);
+	hws_qw_set_holder(word, me);
 	return 0;
 }
 
-int hws_clh_core_acquire(hws_clh_core_t *c, const hws_wait_t *w)
-{
-	uint32_t me = hws_qnode_fresh();
-	uint64_t v;
-
-	if (__builtin_expect(!me, 0))   /* memory exhausted: wait without a node */
-		return hws_qw_timed(&c->word, w, HWS_FOREVER);
-	if (hws_qw_arrive(&c->word, me, &v))
-		return 0;
-	return queue(c, me, v, w);
-}
-
-int hws_clh_core_try(hws_clh_core_t *c)
-{
-	return hws_qw_try(&c->word);
-}
-
-int hws_clh_core_timed_ns(hws_clh_core_t *c, const hws_wait_t *w, uint64_t deadline_ns)
-{
-	return hws_qw_timed(&c->word, w, deadline_ns);
-}
+HWS_QW_CORE_OPS(clh, queue)
 
 /* The hand-over, once hws_qw_release claimed it: mark the holder's node
  * released for the successor, who adopts it. */

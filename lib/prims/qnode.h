@@ -185,4 +185,31 @@ static inline int hws_qw_release(_Atomic uint64_t *word, uint32_t *node)
 int hws_qw_try(_Atomic uint64_t *word);
 int hws_qw_timed(_Atomic uint64_t *word, const hws_wait_t *w, uint64_t deadline_ns);
 
+/* acquire, try and timed of queue kind k (hwsync/lock_<k>.h: MCS, CLH),
+ * given its `queue`, the path when the lock was not free:
+ *   int queue(_Atomic uint64_t *word, uint32_t me, uint64_t v, const hws_wait_t *w)
+ * enters the queue with node `me`, given v, the word hws_qw_arrive saw, and
+ * waits for the lock.  acquire takes a free lock with a fresh node and one
+ * CAS; without a node (memory exhausted) it waits as timed does, so it never
+ * fails for memory.  A macro, not an inline function taking `queue`: the
+ * compiler predicts branches before it inlines, and an indirect call there
+ * would change the layout of the free path. */
+#define HWS_QW_CORE_OPS(k, queue)                                                  \
+	int hws_##k##_core_acquire(hws_##k##_core_t *c, const hws_wait_t *w)       \
+	{                                                                          \
+		uint32_t me = hws_qnode_fresh();                                   \
+		uint64_t v;                                                        \
+		if (__builtin_expect(!me, 0))   /* no node: wait without one */    \
+			return hws_qw_timed(&c->word, w, HWS_FOREVER);             \
+		if (hws_qw_arrive(&c->word, me, &v))                               \
+			return 0;                                                  \
+		return queue(&c->word, me, v, w);                                  \
+	}                                                                          \
+	int hws_##k##_core_try(hws_##k##_core_t *c) { return hws_qw_try(&c->word); } \
+	int hws_##k##_core_timed_ns(hws_##k##_core_t *c, const hws_wait_t *w,      \
+				    uint64_t deadline_ns)                          \
+	{                                                                          \
+		return hws_qw_timed(&c->word, w, deadline_ns);                     \
+	}
+
 #endif
