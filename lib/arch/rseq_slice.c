@@ -2,9 +2,18 @@
  * lock asks, through its rseq area, not to be preempted for a few
  * microseconds; if the kernel granted that, the thread gives the CPU back
  * with rseq_slice_yield() once it has let go.  Each thread switches it on
- * for itself with prctl(PR_RSEQ_SLICE_EXTENSION, SET); the GET call fails
- * with EINVAL on a kernel without the feature (before 7.0, or built without
- * CONFIG_RSEQ_SLICE_EXTENSION).
+ * for itself with prctl(PR_RSEQ_SLICE_EXTENSION, SET).
+ *
+ * Where it can be had (read in the 7.2 sources: kernel/rseq.c): a kernel
+ * built with CONFIG_RSEQ_SLICE_EXTENSION and not told otherwise on its
+ * command line, and only for a thread whose rseq area was registered longer
+ * than the original 32 bytes (the kernel's "v2" registration).  The kernel
+ * marks such an area at registration (RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE in
+ * its flags word), and that mark decides here, with no system call: prctl
+ * GET answers on any kernel built with the feature, also for a thread that
+ * SET would refuse (ENOTSUPP) because glibc registered the original size,
+ * as glibc 2.36 does.  A kernel without the feature answers GET with EINVAL
+ * (before 7.0) or ENOTSUPP (built without it).
  *
  * The control word follows the four words of the original rseq area (byte
  * 28): its byte 0 is the request, which user space sets and either side
@@ -14,7 +23,9 @@
  * ends the grant (the kernel reschedules there), so the program's own code
  * in a critical section may do anything (docs/locks.md). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -29,8 +40,13 @@
 #define PR_RSEQ_SLICE_EXT_ENABLE 0x01
 #endif
 #define NR_RSEQ_SLICE_YIELD 471
+#define RSEQ_FLAGS_OFFSET 16   /* in struct rseq: the flags word */
 #define SLICE_CTRL_OFFSET 28   /* in struct rseq: after cpu_id_start .. mm_cid */
 #define RSEQ_AREA_MIN 32       /* an area that reaches the control word's end */
+#define SLICE_AVAILABLE (1u << 4)   /* RSEQ_CS_FLAG_SLICE_EXT_AVAILABLE */
+#ifndef ENOTSUPP
+#define ENOTSUPP 524           /* the kernel's own "not supported" errno */
+#endif
 
 enum { UNDECIDED, OFF, ON };
 
@@ -78,48 +94,7 @@ __attribute__((destructor)) static void sim_report(void)
 static int (*yield_fn)(void) = real_yield;
 #endif
 
-int hws_rseq_slice_state(const char **why)
-{
-	static char msg[160];
-	int r = prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_GET, 0, 0, 0);
-	if (r >= 0) {
-		if (why)
-			*why = (r & PR_RSEQ_SLICE_EXT_ENABLE) ? "enabled for this thread" :
-				"available, not enabled for this thread";
-		return (r & PR_RSEQ_SLICE_EXT_ENABLE) ? 2 : 1;
-	}
-	if (why) {
-		int e = errno;
-		if (e == EINVAL)
-			*why = "this kernel has no rseq time-slice extension "
-			       "(prctl PR_RSEQ_SLICE_EXTENSION: EINVAL; Linux 7.0 or later with "
-			       "CONFIG_RSEQ_SLICE_EXTENSION)";
-		else {
-			/* not thread-safe in its text only; the state is returned */
-			strcpy(msg, "prctl PR_RSEQ_SLICE_EXTENSION failed: ");
-			strncat(msg, strerror(e), sizeof msg - strlen(msg) - 1);
-			*why = msg;
-		}
-	}
-	return 0;
-}
-
-static int decide_process(void)
-{
-	const char *e = getenv("HWSYNC_SLICE");
-	if (e && !strcmp(e, "0"))
-		return OFF;
-#ifdef HWS_TEST_SLICE_SIM
-	return ON;
-#else
-	if (!&__rseq_size || __rseq_size < RSEQ_AREA_MIN)
-		return OFF;   /* no rseq area from glibc, or one without the word */
-	return hws_rseq_slice_state(NULL) ? ON : OFF;
-#endif
-}
-
-#ifndef HWS_TEST_SLICE_SIM
-static void *thread_pointer(void)
+static char *thread_pointer(void)
 {
 	void *tp;
 #if defined(__x86_64__)
@@ -131,7 +106,74 @@ static void *thread_pointer(void)
 #endif
 	return tp;
 }
+
+/* This thread's rseq area as glibc registered it, or NULL: glibc before
+ * 2.35, its registration switched off (glibc.pthread.rseq=0 leaves the size
+ * 0), or an area too short for the control word. */
+static char *rseq_area(void)
+{
+	char *tp = thread_pointer();
+	if (!&__rseq_size || __rseq_size < RSEQ_AREA_MIN || !tp)
+		return NULL;
+	return tp + __rseq_offset;
+}
+
+/* The kernel will extend this thread's slices once the thread asks: it
+ * marked the area so when glibc registered it. */
+static bool area_offers(void)
+{
+	char *area = rseq_area();
+	return area && (*(volatile uint32_t *)(area + RSEQ_FLAGS_OFFSET) & SLICE_AVAILABLE);
+}
+
+int hws_rseq_slice_state(const char **why)
+{
+	static char msg[160];
+	const char *w;
+	errno = 0;
+	int r = prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_GET, 0, 0, 0), e = errno;
+	bool offers = area_offers();
+
+	if (r >= 0 && offers)
+		w = (r & PR_RSEQ_SLICE_EXT_ENABLE) ? "enabled for this thread" :
+			"offered, not enabled for this thread";
+	else if (r >= 0)
+		w = "the kernel has it, but not for this thread's rseq area: glibc "
+		    "registered the original 32-byte area (the kernel extends only "
+		    "longer ones), or none, or the kernel's command line switched it off";
+	else if (e == EINVAL)
+		w = "this kernel has no rseq time-slice extension (prctl "
+		    "PR_RSEQ_SLICE_EXTENSION: EINVAL; Linux 7.0 or later with "
+		    "CONFIG_RSEQ_SLICE_EXTENSION)";
+	else if (e == ENOTSUPP)
+		w = "this kernel was built without CONFIG_RSEQ_SLICE_EXTENSION (prctl "
+		    "PR_RSEQ_SLICE_EXTENSION: error 524, ENOTSUPP)";
+	else {
+		/* not thread-safe in its text only; the state is returned */
+		strcpy(msg, "prctl PR_RSEQ_SLICE_EXTENSION failed: ");
+		strncat(msg, strerror(e), sizeof msg - strlen(msg) - 1);
+		w = msg;
+	}
+	if (why)
+		*why = w;
+	if (r < 0 || !offers)
+		return 0;
+	return (r & PR_RSEQ_SLICE_EXT_ENABLE) ? 2 : 1;
+}
+
+static int decide_process(void)
+{
+	const char *e = getenv("HWSYNC_SLICE");
+	if (e && !strcmp(e, "0"))
+		return OFF;
+#ifdef HWS_TEST_SLICE_SIM
+	return ON;
+#else
+	/* glibc registers every thread's area alike, so the deciding
+	 * thread's speaks for all. */
+	return area_offers() ? ON : OFF;
 #endif
+}
 
 static uint8_t decide_thread(void)
 {
@@ -139,11 +181,11 @@ static uint8_t decide_thread(void)
 	me.ctl = sim_ctl;
 	return ON;
 #else
-	char *tp = thread_pointer();
-	if (!tp || prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_SET,
-			 PR_RSEQ_SLICE_EXT_ENABLE, 0, 0))
+	char *area = rseq_area();
+	if (!area || prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_SET,
+			   PR_RSEQ_SLICE_EXT_ENABLE, 0, 0))
 		return OFF;
-	me.ctl = (volatile uint8_t *)(tp + __rseq_offset + SLICE_CTRL_OFFSET);
+	me.ctl = (volatile uint8_t *)(area + SLICE_CTRL_OFFSET);
 	return ON;
 #endif
 }
