@@ -9,13 +9,16 @@
 #   make test-kmod only the kmod tests (module build, qemu boot); also part of make test
 #   make test-kmod-bochs  only the Bochs test: the driver's MWAIT wakes on the
 #                  store (about 3 min; also part of make test, docs/kmwait.md)
+#   make test-slice-vm SLICE_VM_SRC=DIR  the kernel's rseq time-slice extension
+#                  in a VM whose kernel has it, built from the Linux 7.x source
+#                  tree DIR (some minutes the first time; not part of make test)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 GEN     := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_FLAGS ?=
 
-.PHONY: all build configure demo test install deb test-deb ci test-tsan test-arm64 test-kmod test-kmod-bochs clean deps
+.PHONY: all build configure demo test install deb test-deb ci test-tsan test-arm64 test-kmod test-kmod-bochs test-slice-vm clean deps
 
 all: build
 
@@ -87,6 +90,15 @@ test-kmod-bochs:
 	@scripts/deps.sh kmod-bochs
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure -L kmod-bochs
+
+# The shim and the kernel's rseq time-slice extension on a kernel that has it
+# (tests/slice_vm, results in docs/results/kvm-epyc-2vcpu/slice-vm.md): builds
+# a small kernel from SLICE_VM_SRC into $(BUILD)/slice-vm, boots it under qemu.
+# SLICE_VM_SID_INDEX and SLICE_VM_MIRROR add a run with another C library.
+test-slice-vm:
+	@scripts/deps.sh slice-vm
+	@$(MAKE) --no-print-directory build
+	tests/slice_vm/run.sh . $(BUILD) "$(SLICE_VM_SRC)"
 
 ci:
 	$(MAKE) test CMAKE_FLAGS="-DHWS_WERROR=ON"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure the Debian packages a make target needs are present.
-#   scripts/deps.sh build|test|demo|deb|tsan|arm64|kmod|kmod-bochs|programs
+#   scripts/deps.sh build|test|demo|deb|tsan|arm64|kmod|kmod-bochs|slice-vm|programs
 # As root with apt-get available, installs what is missing; otherwise stops
 # with a message naming the packages to install.
 set -euo pipefail
@@ -24,10 +24,14 @@ case "$what" in
   kmod)  pkgs+=(linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod) ;;
   kmod-bochs) pkgs+=(linux-headers-amd64 linux-image-amd64 busybox-static cpio kmod
                      bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso bsdutils) ;;
+  # tests/slice_vm: a small kernel built from a Linux 7.x source tree with the
+  # rseq time-slice extension, booted under qemu with a busybox initramfs
+  slice-vm) pkgs+=(xz-utils flex bison bc libelf-dev libssl-dev
+                   qemu-system-x86 busybox-static cpio) ;;
   # the third-party programs scripts/programs.sh measures with hwsync compare
   programs) pkgs+=(pigz xz-utils sysbench memcached libmemcached-tools rocksdb-tools
                    python3-numpy libopenblas0-openmp) ;;
-  *) echo "deps.sh: unknown target '$what' (build, test, demo, deb, tsan, arm64, kmod, kmod-bochs, programs)" >&2; exit 2 ;;
+  *) echo "deps.sh: unknown target '$what' (build, test, demo, deb, tsan, arm64, kmod, kmod-bochs, slice-vm, programs)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do
