@@ -91,6 +91,19 @@ if [ -x $H/hwsync ] && [ -d /sid ]; then
 		$S $H/preload_conform
 	stats after-sid-conform
 	same sid-conform sid-native-conform sid-shim-conform
+	# the longest grant the kernel allows (50 us against 5 us by default)
+	if echo 50000 > $D/slice_ext_nsec 2>/dev/null; then
+		echo "SLICE-VM slice_ext_nsec $(cat $D/slice_ext_nsec)"
+		stats before-sid-oversub-50us
+		step sid-shim-oversub-50us 120 env LD_PRELOAD=$H/libhwsync-preload.so \
+			$S $H/hwsync-shim-patterns spin-oversub 500000000 0,1
+		stats after-sid-oversub-50us
+		stats before-sid-yield8-50us
+		step sid-shim-yield8-50us 120 env LD_PRELOAD=$H/libhwsync-preload.so \
+			$S $H/hwsync-shim-patterns mutex-yield8-4 500000000 0,1
+		stats after-sid-yield8-50us
+		echo 5000 > $D/slice_ext_nsec
+	fi
 	step sid-shim-conform-stats 120 env LD_PRELOAD=$H/libhwsync-preload.so HWSYNC_STATS=1 \
 		$S $H/preload_conform
 fi
