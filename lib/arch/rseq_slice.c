@@ -56,11 +56,16 @@ extern const unsigned int __rseq_size __attribute__((weak));
 
 _Atomic int hws_slice_mode;
 
+/* Every hold and release of a thread that asks reads and writes this, so it
+ * is reached at a fixed offset from the thread pointer (initial-exec): the
+ * default model in a shared library, the shim's case, calls __tls_get_addr
+ * for each access.  16 bytes, which the static TLS that glibc keeps spare
+ * for libraries opened later holds too. */
 static _Thread_local struct {
 	volatile uint8_t *ctl;   /* [0] request, [1] granted */
 	uint32_t depth;          /* locks held that asked */
 	uint8_t state;           /* this thread's switch: UNDECIDED, OFF, ON */
-} me;
+} me __attribute__((tls_model("initial-exec")));
 
 static int real_yield(void)
 {
@@ -203,11 +208,14 @@ bool hws_slice_decide(void)
 
 void hws_slice_hold_slow(void)
 {
-	if (!hws_slice_decide())
-		return;
-	if (me.state == UNDECIDED)
-		me.state = decide_thread();
-	if (me.state != ON || me.depth++)
+	/* A thread is on only once the process is: then it asks at once. */
+	if (me.state != ON) {
+		if (me.state == OFF || !hws_slice_decide())
+			return;
+		if ((me.state = decide_thread()) != ON)
+			return;
+	}
+	if (me.depth++)
 		return;
 	/* The request follows the acquisition in program order. */
 	atomic_signal_fence(memory_order_seq_cst);
