@@ -4,8 +4,9 @@
 #   slice_vm_test.sh SRCROOT WORKDIR VMTEST [BUILD]
 # SLICE_VM_KERNEL: the bzImage to boot (tests/slice_vm/build_kernel.sh).
 # VMTEST: the static slice_vmtest.  BUILD (optional): an hwsync build
-# directory; its CLI, shim, hwsync-shim-patterns and the preload
-# conformance program go into the VM with the shared libraries they load,
+# directory; its CLI, shim, hwsync-shim-patterns, the preload
+# conformance program and the detection's unit test (test_rseq_slice: hwsync
+# agrees with the kernel's prctl answers) go into the VM with the shared libraries they load,
 # and run there with this machine's C library.
 # SLICE_VM_SID_INDEX and SLICE_VM_MIRROR (optional): a Debian Packages index
 # (.xz) and the mirror's base URL; the C library package named there
@@ -70,7 +71,8 @@ cp "$root/tests/slice_vm/vm_init.sh" "$d/init"
 chmod +x "$d/init"
 if [ -n "$build" ]; then
 	mkdir -p "$d/hws"
-	progs=("$build/hwsync" "$build/hwsync-shim-patterns" "$build/tests/preload/preload_conform")
+	progs=("$build/hwsync" "$build/hwsync-shim-patterns" "$build/tests/preload/preload_conform"
+	       "$build/tests/arch/test_rseq_slice")
 	for f in "${progs[@]}" "$build/libhwsync-preload.so"; do
 		[ -f "$f" ] || { echo "FAIL: $f is missing (build the targets first)" >&2; exit 1; }
 	done
@@ -99,7 +101,7 @@ echo "slice_vm_test: qemu exit $rc after $((SECONDS - t0)) s (console: $log)" >&
 # The summary: the checks, the steps' codes, and the counters' changes.
 sum=$work/summary.log
 {
-	grep -E "^(SLICE-VM|STEP-RC|SAME|KERNEL-LOG)|^[a-z0-9-]*: (rseq_probe|ops=|CHECK|GRANTS|SLICE-VM-RESULT|slice_vmtest:|slice simulation)|-info-slice: " "$log" || true
+	grep -E "^(SLICE-VM|STEP-RC|SAME|KERNEL-LOG)|^[a-z0-9-]*: (rseq_probe|ops=|CHECK|GRANTS|SLICE-VM-RESULT|slice_vmtest:|slice simulation)|-info-slice: |-unit: (rseq time-slice|after a lock hold)" "$log" || true
 	awk '$1 == "STATS" && $2 ~ /^(before|after)-/ {
 		split($2, w, "-"); when = w[1]; what = substr($2, length(when) + 2)
 		v[what, when, $3] = $4; names[$3] = 1; steps[what] = 1 }
@@ -120,11 +122,11 @@ grep -q "^vmtest: SLICE-VM-RESULT PASS" "$log" || bad "slice_vmtest did not pass
 grep -q "^SLICE-VM kernel .*, 2 CPUs" "$log" || bad "the VM's kernel did not bring up 2 CPUs"
 steprc() { sed -n "s/^STEP-RC $1 //p" "$log"; }
 if [ -n "$build" ]; then
-	for s in v1-probe v1-info v1-native v1-shim; do
+	for s in v1-probe v1-info v1-unit v1-native v1-shim; do
 		[ "$(steprc $s)" = 0 ] || bad "step $s: exit status $(steprc $s)"
 	done
 	if [ -d "$d/sid" ]; then
-		for s in sid-probe sid-info sid-native-oversub sid-shim-oversub sid-shim-off-oversub \
+		for s in sid-probe sid-info sid-unit sid-native-oversub sid-shim-oversub sid-shim-off-oversub \
 			 sid-native-yield8 sid-shim-yield8 sid-native-conform sid-shim-conform; do
 			[ "$(steprc $s)" = 0 ] || bad "step $s: exit status $(steprc $s)"
 		done

@@ -53,6 +53,8 @@ if [ -x $H/hwsync ]; then
 	step v1-probe 30 $H/rseq_probe
 	step v1-info 60 $H/hwsync info
 	grep -i slice /tmp/v1-info.out | sed 's/^/v1-info-slice: /'
+	# the detection's unit test: hwsync agrees with the kernel's answers
+	step v1-unit 60 $H/test_rseq_slice
 	step v1-native 60 $H/hwsync-shim-patterns spin-oversub 50000000 0,1
 	stats before-v1-shim
 	step v1-shim 60 env LD_PRELOAD=$H/libhwsync-preload.so \
@@ -68,6 +70,7 @@ if [ -x $H/hwsync ] && [ -d /sid ]; then
 	step sid-probe 30 $S $H/rseq_probe
 	step sid-info 60 $S $H/hwsync info
 	grep -i slice /tmp/sid-info.out | sed 's/^/sid-info-slice: /'
+	step sid-unit 60 $S $H/test_rseq_slice
 	stats before-sid-native-oversub
 	step sid-native-oversub 120 $S $H/hwsync-shim-patterns spin-oversub 500000000 0,1
 	stats after-sid-native-oversub
