@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,7 +66,6 @@ static int failed;
 
 static void check(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-#include <stdarg.h>
 static void check(int ok, const char *name, const char *fmt, ...)
 {
 	va_list ap;
@@ -167,6 +167,7 @@ static void *hog_thread(void *arg)
 	(void)arg;
 	pin0();
 	atomic_store(&hog_running, 1);
+	/* relaxed: a stop flag that publishes nothing; the join orders the rest. */
 	while (!atomic_load_explicit(&stop, memory_order_relaxed))
 		spin(1000);
 	return NULL;
