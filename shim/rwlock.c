@@ -176,8 +176,11 @@ static inline int core_unlock(pthread_rwlock_t *rw, unsigned tag)
 }
 
 enum op { RD, TRYRD, WR, TRYWR };
-static int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl);
-static int counted_unlock(pthread_rwlock_t *rw, unsigned tag);
+/* Out of line: inlined, their frames made every entry point save and
+ * restore six registers on the plain path too. */
+#define COUNTED_PATH static __attribute__((noinline))
+COUNTED_PATH int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl);
+COUNTED_PATH int counted_unlock(pthread_rwlock_t *rw, unsigned tag);
 
 /* ---- entry points ---- */
 HWS_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
@@ -350,7 +353,7 @@ static _Thread_local struct {
 } wheld[WHELD_MAX];
 static _Thread_local unsigned nwheld;
 
-static int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
+COUNTED_PATH int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
 {
 	int write = op == WR || op == TRYWR;
 	unsigned fam = write ? HWS_FAM_RWLOCK_WR : HWS_FAM_RWLOCK_RD;
@@ -390,7 +393,7 @@ static int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
 	return rc;
 }
 
-static int counted_unlock(pthread_rwlock_t *rw, unsigned tag)
+COUNTED_PATH int counted_unlock(pthread_rwlock_t *rw, unsigned tag)
 {
 	if (hws_cfg.profile)
 		hws_prof_released(rw);
