@@ -128,14 +128,22 @@ static inline unsigned tag_of(pthread_rwlock_t *rw)
  * go ends one, for the kernel's time-slice extension (arch.h,
  * hws_slice_held and hws_slice_let_go; one test where it is off). */
 
-static inline int core_rd(pthread_rwlock_t *rw, unsigned tag, uint64_t dl)
+static __attribute__((noinline)) int core_rd_other(pthread_rwlock_t *rw, unsigned tag,
+						   uint64_t dl)
 {
 	const hws_wait_t *w = &hws_cfg.wait;
-	if (tag == TAG_READER)
-		return hws_slice_held(hws_rw_reader_core_rdlock(&CORE(rw)->reader, w, dl));
 	if (tag == TAG_BRAVO)
 		return hws_slice_held(hws_rw_bravo_core_rdlock(&CORE(rw)->bravo, w, dl));
 	return hws_slice_held(hws_rw_writer_core_rdlock(&CORE(rw)->writer, w, dl));
+}
+
+/* As core_unlock: the default kind in place, the others a call away. */
+static inline int core_rd(pthread_rwlock_t *rw, unsigned tag, uint64_t dl)
+{
+	if (likely(tag == TAG_READER))
+		return hws_slice_held(hws_rw_reader_core_rdlock(&CORE(rw)->reader,
+								&hws_cfg.wait, dl));
+	return core_rd_other(rw, tag, dl);
 }
 
 static inline int core_tryrd(pthread_rwlock_t *rw, unsigned tag)

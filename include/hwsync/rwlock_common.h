@@ -55,17 +55,31 @@ static inline void hws_rw_reader_leave(_Atomic uint32_t *state)
 		hws_wake32(state, HWS_WAKE_ALL);
 }
 
-/* One reader entry by fetch-and-add: 0, EBUSY (a writer holds or claimed
- * the lock; the entry was undone) or EAGAIN (too many readers). */
+/* A reader's entry by fetch-and-add stands when the state it added to, v,
+ * had no writer and room for one more reader. */
+static inline int hws_rw_reader_entered(uint32_t v)
+{
+	return !(v & HWS_RW_W) && (v & HWS_RW_COUNT) < HWS_RW_MAX_READERS;
+}
+
+/* An entry that saw v and did not stand: undo it; EBUSY (a writer holds or
+ * claimed the lock) or EAGAIN (too many readers). */
+static inline int hws_rw_reader_refused(_Atomic uint32_t *state, uint32_t v)
+{
+	hws_rw_reader_leave(state);
+	return (v & HWS_RW_W) ? EBUSY : EAGAIN;
+}
+
+/* One reader entry by fetch-and-add: 0, EBUSY (the entry was undone) or
+ * EAGAIN. */
 static inline int hws_rw_reader_enter(_Atomic uint32_t *state)
 {
 	/* acquire: pairs with the writer's release of the W bit, so the last
 	 * write section happens before this read section. */
 	uint32_t v = atomic_fetch_add_explicit(state, 1, memory_order_acquire);
-	if (__builtin_expect(!(v & HWS_RW_W) && (v & HWS_RW_COUNT) < HWS_RW_MAX_READERS, 1))
+	if (__builtin_expect(hws_rw_reader_entered(v), 1))
 		return 0;
-	hws_rw_reader_leave(state);
-	return (v & HWS_RW_W) ? EBUSY : EAGAIN;
+	return hws_rw_reader_refused(state, v);
 }
 
 /* The typed form of a core: the words and the policy they wait with, and

@@ -25,7 +25,10 @@ typedef struct hws_rw_reader_core {
 	_Atomic uint32_t owner;    /* hws_rw_self() of the writer, 0 when none */
 } hws_rw_reader_core_t;
 
-/* Out of line (lib/prims/rwlock_reader.c): the waiting paths. */
+/* Out of line (lib/prims/rwlock_reader.c): the waiting paths; the first
+ * takes a read lock whose entry saw v and did not stand. */
+int hws_rw_reader_core_rdlock_refused(hws_rw_reader_core_t *c, uint32_t v,
+				      const hws_wait_t *w, uint64_t deadline_ns);
 int hws_rw_reader_core_rdlock_slow(hws_rw_reader_core_t *c, const hws_wait_t *w,
 				   uint64_t deadline_ns);
 int hws_rw_reader_core_wrlock_slow(hws_rw_reader_core_t *c, const hws_wait_t *w,
@@ -47,10 +50,12 @@ static inline int hws_rw_reader_core_tryrdlock(hws_rw_reader_core_t *c)
 static inline int hws_rw_reader_core_rdlock(hws_rw_reader_core_t *c, const hws_wait_t *w,
 					    uint64_t deadline_ns)
 {
-	int rc = hws_rw_reader_enter(&c->state);
-	if (__builtin_expect(rc != EBUSY, 1))
-		return rc;
-	return hws_rw_reader_core_rdlock_slow(c, w, deadline_ns);
+	/* acquire: as in hws_rw_reader_enter.  The undo and the wait are out
+	 * of line, so that the entry itself needs no stack frame. */
+	uint32_t v = atomic_fetch_add_explicit(&c->state, 1, memory_order_acquire);
+	if (__builtin_expect(hws_rw_reader_entered(v), 1))
+		return 0;
+	return hws_rw_reader_core_rdlock_refused(c, v, w, deadline_ns);
 }
 
 /* 0 or EBUSY. */

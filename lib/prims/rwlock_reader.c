@@ -1,6 +1,13 @@
 /* The reader-preferring rwlock's waiting paths (hwsync/rwlock_reader.h). */
 #include <hwsync/rwlock_reader.h>
 
+int hws_rw_reader_core_rdlock_refused(hws_rw_reader_core_t *c, uint32_t v,
+				      const hws_wait_t *w, uint64_t deadline_ns)
+{
+	int rc = hws_rw_reader_refused(&c->state, v);
+	return rc == EBUSY ? hws_rw_reader_core_rdlock_slow(c, w, deadline_ns) : rc;
+}
+
 int hws_rw_reader_core_rdlock_slow(hws_rw_reader_core_t *c, const hws_wait_t *w,
 				   uint64_t deadline_ns)
 {
