@@ -11,7 +11,10 @@
 #                  store (about 3 min; also part of make test, docs/kmwait.md)
 #   make test-slice-vm SLICE_VM_SRC=DIR  the kernel's rseq time-slice extension
 #                  in a VM whose kernel has it, built from the Linux 7.x source
-#                  tree DIR (some minutes the first time; not part of make test)
+#                  tree DIR, or from the newest linux-source-7.x package that
+#                  SLICE_VM_SID_INDEX=FILE names (fetched from SLICE_VM_MIRROR=URL;
+#                  without an index, the mirror's unstable one)
+#                  (some minutes the first time; not part of make test)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)

@@ -33,24 +33,7 @@ work=$(cd "$work" && pwd)
 d=$work/initramfs
 rm -rf "$d" && mkdir -p "$d"/{bin,dev,proc,sys,tmp}
 
-# fetch_deb PACKAGE INDEX MIRROR DEST: the package's .deb, found by name in
-# the Packages index, downloaded and unpacked into DEST.
-fetch_deb() {
-	local pkg=$1 index=$2 mirror=$3 dest=$4 file
-	file=$(xz -dc "$index" | awk -v p="$pkg" '
-		/^Package: / { cur = $2 }
-		cur == p && /^Filename: / && !f { f = $2 }
-		END { print f }')   # reads to the end: no broken pipe for xz
-	[ -n "$file" ] || { echo "fetch_deb: no package $pkg in $index" >&2; return 1; }
-	mkdir -p "$work/debs"
-	local deb=$work/debs/${file##*/}
-	if [ ! -s "$deb" ]; then
-		curl -sSf --retry 2 -o "$deb.part" "$mirror/$file" && mv "$deb.part" "$deb" ||
-			{ echo "fetch_deb: download of $pkg failed" >&2; return 1; }
-	fi
-	dpkg-deb -x "$deb" "$dest"
-	echo "fetch_deb: $pkg from ${file##*/}" >&2
-}
+. "$root/tests/slice_vm/fetch.sh"
 
 # copy_with_libs FILE...: into the image under the same absolute paths, with
 # the shared libraries ldd names for them (and the loader).
@@ -82,7 +65,7 @@ if [ -n "$build" ]; then
 	# the shim opens libhwloc itself when it is there: the CLI's libraries cover it
 	copy_libs "${progs[@]}" "$build/libhwsync-preload.so" "$d/hws/rseq_probe"
 	if [ -n "${SLICE_VM_SID_INDEX:-}" ] && [ -n "${SLICE_VM_MIRROR:-}" ]; then
-		fetch_deb libc6 "$SLICE_VM_SID_INDEX" "$SLICE_VM_MIRROR" "$d/sid"
+		fetch_deb libc6 "$SLICE_VM_SID_INDEX" "$SLICE_VM_MIRROR" "$work/debs" "$d/sid"
 		rm -rf "$d/sid/usr/share" "$d/sid/etc"
 	else
 		echo "slice_vm_test: no SLICE_VM_SID_INDEX/SLICE_VM_MIRROR: no second C library" >&2
