@@ -213,15 +213,21 @@ int hws_lock_timed(hws_lock_t *l, const struct timespec *abs_deadline)
 	return l->ops->timed(&l->u, dl);
 }
 
+/* Out of line: inlined, its frame made every release save and restore two
+ * registers, counted or not. */
+static __attribute__((noinline)) int counted_release(hws_lock_t *l)
+{
+	uint64_t s0 = hws_wait_tls.syscalls;
+	int rc = l->ops->release(&l->u);
+	if (hws_wait_tls.syscalls != s0)
+		add(&l->st.syscalls, hws_wait_tls.syscalls - s0);
+	return rc;
+}
+
 int hws_lock_release(hws_lock_t *l)
 {
-	if (STATS_ON(l)) {
-		uint64_t s0 = hws_wait_tls.syscalls;
-		int rc = l->ops->release(&l->u);
-		if (hws_wait_tls.syscalls != s0)
-			add(&l->st.syscalls, hws_wait_tls.syscalls - s0);
-		return rc;
-	}
+	if (STATS_ON(l))
+		return counted_release(l);
 	if (IS_AUTO(l))
 		return hws_auto_release(&l->u.autolock);
 	return l->ops->release(&l->u);
