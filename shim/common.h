@@ -44,6 +44,10 @@
  * start-up (LD_PRELOAD), so its thread-local block is static and reachable
  * without a __tls_get_addr call. */
 #define HWS_STATIC_TLS __attribute__((tls_model("initial-exec")))
+/* A rare path (counting, another lock kind) kept out of the entry points:
+ * inlined, its frame would make the plain path save and restore registers
+ * too. */
+#define HWS_OUTLINE static __attribute__((noinline, unused))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 

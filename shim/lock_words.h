@@ -28,6 +28,7 @@
 #include <hwsync/lock_ticket.h>
 #include <hwsync/lock_ttas.h>
 #include "prims/lock_ops.h"
+#include "shim/common.h"
 
 
 struct hws_words8 {
@@ -78,7 +79,6 @@ extern const hws_wait_t *hws_lock_wait;
 #define HWS_AUTO4_acquire(w) , NULL
 #define HWS_AUTO4_release(w)
 #define HWS_INLINE static inline __attribute__((always_inline))
-#define HWS_OUTLINE static __attribute__((noinline, unused))
 
 #define HWS_OTHER8(w, op, ...)                                                         \
 	switch (hws_lock_kind8) {                                                      \

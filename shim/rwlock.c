@@ -128,8 +128,7 @@ static inline unsigned tag_of(pthread_rwlock_t *rw)
  * go ends one, for the kernel's time-slice extension (arch.h,
  * hws_slice_held and hws_slice_let_go; one test where it is off). */
 
-static __attribute__((noinline)) int core_rd_other(pthread_rwlock_t *rw, unsigned tag,
-						   uint64_t dl)
+HWS_OUTLINE int core_rd_other(pthread_rwlock_t *rw, unsigned tag, uint64_t dl)
 {
 	const hws_wait_t *w = &hws_cfg.wait;
 	if (tag == TAG_BRAVO)
@@ -174,7 +173,7 @@ static inline int core_trywr(pthread_rwlock_t *rw, unsigned tag)
 	return hws_slice_held(hws_rw_writer_core_trywrlock(&CORE(rw)->writer));
 }
 
-static __attribute__((noinline)) int core_unlock_other(pthread_rwlock_t *rw, unsigned tag)
+HWS_OUTLINE int core_unlock_other(pthread_rwlock_t *rw, unsigned tag)
 {
 	if (tag == TAG_BRAVO)
 		return hws_slice_let_go(hws_rw_bravo_core_unlock(&CORE(rw)->bravo));
@@ -193,9 +192,8 @@ static inline int core_unlock(pthread_rwlock_t *rw, unsigned tag)
 enum op { RD, TRYRD, WR, TRYWR };
 /* Out of line: inlined, their frames made every entry point save and
  * restore six registers on the plain path too. */
-#define COUNTED_PATH static __attribute__((noinline))
-COUNTED_PATH int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl);
-COUNTED_PATH int counted_unlock(pthread_rwlock_t *rw, unsigned tag);
+HWS_OUTLINE int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl);
+HWS_OUTLINE int counted_unlock(pthread_rwlock_t *rw, unsigned tag);
 
 /* ---- entry points ---- */
 HWS_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
@@ -368,7 +366,7 @@ static _Thread_local struct {
 } wheld[WHELD_MAX];
 static _Thread_local unsigned nwheld;
 
-COUNTED_PATH int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
+HWS_OUTLINE int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
 {
 	int write = op == WR || op == TRYWR;
 	unsigned fam = write ? HWS_FAM_RWLOCK_WR : HWS_FAM_RWLOCK_RD;
@@ -408,7 +406,7 @@ COUNTED_PATH int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_
 	return rc;
 }
 
-COUNTED_PATH int counted_unlock(pthread_rwlock_t *rw, unsigned tag)
+HWS_OUTLINE int counted_unlock(pthread_rwlock_t *rw, unsigned tag)
 {
 	if (hws_cfg.profile)
 		hws_prof_released(rw);

@@ -66,10 +66,9 @@ int hws_shim_unlock_counted(struct hws_words8 *w8, struct hws_words4 *w4, unsign
  * stats and trace go to hws_shim_lock_counted.  Never inlined into the entry
  * points, so that their plain path stays as it is without instrumentation
  * (a tail call, no extra register to save). */
-#define HWS_INSTR_PATH static __attribute__((noinline, unused))
-HWS_INSTR_PATH int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, unsigned family,
-				  const void *obj, uint64_t deadline_ns,
-				  struct hws_prof_place *place)
+HWS_OUTLINE int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, unsigned family,
+			       const void *obj, uint64_t deadline_ns,
+			       struct hws_prof_place *place)
 {
 	int rc;
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
@@ -92,8 +91,8 @@ HWS_INSTR_PATH int hws_shim_instr8(struct hws_words8 *w, enum hws_lock_op op, un
 	return hws_slice_held(rc);
 }
 
-HWS_INSTR_PATH int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, unsigned family,
-				  const void *obj)
+HWS_OUTLINE int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, unsigned family,
+			       const void *obj)
 {
 	int rc;
 	if (hws_cfg.instrument == HWS_INSTR_PROFILE) {
