@@ -261,7 +261,7 @@ static inline bool unwrapped(void (*fn)(void *))
 {
 	return !hws_shim_on() || region_quiet(fn);
 }
-#define WRAPPED static __attribute__((noinline))
+#define WRAPPED HWS_OUTLINE
 
 WRAPPED void parallel_wrapped(void (*fn)(void *), void *data, unsigned num_threads,
 			      unsigned flags)

@@ -176,7 +176,7 @@ HWS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 }
 
 /* A mutex not yet marked the shim's: claim it, or leave it to glibc. */
-static __attribute__((noinline)) int lock_unmarked(pthread_mutex_t *m)
+HWS_OUTLINE int lock_unmarked(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))
@@ -184,7 +184,7 @@ static __attribute__((noinline)) int lock_unmarked(pthread_mutex_t *m)
 	return hws_shim_native_mutex_lock(m);
 }
 
-static __attribute__((noinline)) int unlock_unmarked(pthread_mutex_t *m)
+HWS_OUTLINE int unlock_unmarked(pthread_mutex_t *m)
 {
 	struct hws_words8 *w = owned(m);
 	if (likely(w != NULL))

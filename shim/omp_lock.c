@@ -73,7 +73,7 @@ HWS_EXPORT void omp_destroy_lock(void *l)
 }
 
 /* The general paths: another kind, counting, start-up, or the shim off. */
-static __attribute__((noinline)) void set_lock(void *l)
+HWS_OUTLINE void set_lock(void *l)
 {
 	if (likely(hws_shim_on()))
 		hws_shim_acquire4(W4(l), HWS_FAM_OMP_LOCK, l);
@@ -81,7 +81,7 @@ static __attribute__((noinline)) void set_lock(void *l)
 		n_set()(l);
 }
 
-static __attribute__((noinline)) void unset_lock(void *l)
+HWS_OUTLINE void unset_lock(void *l)
 {
 	if (likely(hws_shim_on()))
 		hws_shim_release4(W4(l), HWS_FAM_OMP_LOCK, l);

@@ -39,7 +39,7 @@ static inline void hws_testcancel(void)
  * release on the general path, and its end of a time-slice request (arch.h,
  * hws_slice_let_go; where hws_cfg.slice is set the plain paths are off, and
  * the general and instrumented paths ask around every hold). */
-static __attribute__((noinline, unused)) int hws_shim_release8_general(struct hws_words8 *w)
+HWS_OUTLINE int hws_shim_release8_general(struct hws_words8 *w)
 {
 	return hws_slice_let_go(hws_words8_release(w));
 }

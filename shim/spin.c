@@ -40,7 +40,7 @@ HWS_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 }
 
 /* Out of line: the uncontended path stays an exchange and a test. */
-static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
+HWS_OUTLINE int lock_contended(pthread_spinlock_t *l)
 {
 	/* pause (also what a policy that may sleep becomes) and spin mean the
 	 * backoff's own delays; a policy that does more between two reads
@@ -62,7 +62,7 @@ static __attribute__((noinline)) int lock_contended(pthread_spinlock_t *l)
 /* Out of line: an acquisition that did not wait, counted, or asking for the
  * kernel's time-slice extension.  Hold times are not sampled for spin
  * locks: their unlock stays one store and one test. */
-static __attribute__((noinline)) int lock_counted(pthread_spinlock_t *l)
+HWS_OUTLINE int lock_counted(pthread_spinlock_t *l)
 {
 	hws_slice_hold();
 	if (hws_cfg.profile)
