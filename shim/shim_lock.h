@@ -46,8 +46,10 @@ HWS_OUTLINE int hws_shim_release8_general(struct hws_words8 *w)
 
 /* Out of line: blocking acquire of a lock whose try failed, without
  * instrumentation (with asynchronous cancellation on, by a path that leaves
- * no trace in the lock if the thread is cancelled while waiting). */
-int hws_shim_wait8(struct hws_words8 *w);
+ * no trace in the lock if the thread is cancelled while waiting).
+ * give_back: the default kind's try took the lock while a claim stood
+ * (hwsync/lock_auto.h): it goes back to the claimant first. */
+int hws_shim_wait8(struct hws_words8 *w, bool give_back);
 
 /* Out of line: the instrumented paths.  Exactly one of w8, w4 is given;
  * deadline_ns only for HWS_OP_TIMED.  hws_shim_wait_profiled: a wait after
@@ -109,24 +111,33 @@ HWS_OUTLINE int hws_shim_instr4(struct hws_words4 *w, enum hws_lock_op op, unsig
 	return hws_slice_held(rc);
 }
 
+/* Another kind, a time-slice request or counting: out of line, so that the
+ * plain path below stays a few instructions in the entry point. */
+HWS_OUTLINE int hws_shim_acquire8_general(struct hws_words8 *w, unsigned family,
+					  const void *obj, struct hws_prof_place *place)
+{
+	if (likely(!hws_cfg.instrument)) {
+		if (likely(hws_words8_try(w) == 0)) {
+			hws_slice_hold();
+			return 0;
+		}
+		return hws_shim_wait8(w, false);
+	}
+	return hws_shim_instr8(w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER, place);
+}
+
 /* place: the object's spare words for the profile's in-place count
  * (profile.h), or NULL (then each thread counts in its cache). */
 static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const void *obj,
 				    struct hws_prof_place *place)
 {
 	if (likely(hws_shim_plain())) {
-		if (likely(hws_auto_core_try(&w->u.autow.core) == 0))
+		int t = hws_auto_core_take(&w->u.autow.core);
+		if (likely(t == HWS_AUTO_TAKEN))
 			return 0;
-		return hws_shim_wait8(w);
+		return hws_shim_wait8(w, t == HWS_AUTO_CLAIMED);
 	}
-	if (likely(!hws_cfg.instrument)) {
-		if (likely(hws_words8_try(w) == 0)) {
-			hws_slice_hold();
-			return 0;
-		}
-		return hws_shim_wait8(w);
-	}
-	return hws_shim_instr8(w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER, place);
+	return hws_shim_acquire8_general(w, family, obj, place);
 }
 
 static inline int hws_shim_try8(struct hws_words8 *w, unsigned family, const void *obj,

@@ -1,9 +1,9 @@
 /* auto: the adaptive lock (docs/locks.md, "The auto lock").
  *
  * A barging lock with polite waiters, a fairness bound and per-lock learning:
- * - a running thread takes a free lock with one CAS, even while others wait,
- *   so a thread that releases and comes straight back keeps the lock's line
- *   in its cache ([WEBKIT], [PLOT]);
+ * - a running thread takes a free lock with one atomic bit set, even while
+ *   others wait, so a thread that releases and comes straight back keeps the
+ *   lock's line in its cache ([WEBKIT], [PLOT]);
  * - waiters spin read-only with a backoff that grows while the lock goes to
  *   others, for a budget each lock learns from its own waits ([NPTL-ADAPT],
  *   [GLK]); at most (usable CPUs - 1) spin at once, the others sleep
@@ -60,26 +60,51 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 			    uint64_t deadline_ns);
 void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was);
 
+/* The fast path set LOCKED while a claim stood: the lock goes back to the
+ * claimant (the release sees STARVING), and for an acquisition this thread
+ * then waits as any waiter (lock_auto.c; out of line, so that the fast path
+ * keeps no frame). */
+void hws_auto_core_give_back(hws_auto_core_t *c);
+int hws_auto_core_give_back_and_wait(hws_auto_core_t *c, _Atomic uint32_t *learn,
+				     const hws_wait_t *w, uint64_t deadline_ns);
+
+enum { HWS_AUTO_TAKEN, HWS_AUTO_HELD, HWS_AUTO_CLAIMED };
+
+/* One atomic bit set (`lock bts` on x86), not a read and a CAS: the CAS
+ * needs the word's value, and that read, waiting behind the previous atomic
+ * operation, is on every uncontended acquisition's critical path.  A set bit
+ * changes nothing (another thread holds it); a claim is seen after the set
+ * and answered by giving the lock back. */
+static inline int hws_auto_core_take(hws_auto_core_t *c)
+{
+	/* acquire: pairs with the release CAS of hws_auto_core_release. */
+	if (atomic_fetch_or_explicit(&c->state, HWS_AUTO_LOCKED, memory_order_acquire) &
+	    HWS_AUTO_LOCKED)
+		return HWS_AUTO_HELD;
+	/* relaxed: read after our own write to the word, so it sees every claim
+	 * made before that write (a claim is made only while LOCKED is set). */
+	return atomic_load_explicit(&c->state, memory_order_relaxed) & HWS_AUTO_STARVING
+		       ? HWS_AUTO_CLAIMED : HWS_AUTO_TAKEN;
+}
+
 static inline int hws_auto_core_try(hws_auto_core_t *c)
 {
-	/* the CAS below needs the line writable: ask before the read fetches
-	 * it shared (docs/locks.md, "Asking for the lock's line writable") */
-	hws_prefetch_write(&c->state);
-	/* relaxed: only a guess for the CAS, which carries the ordering. */
-	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
-	if (v & (HWS_AUTO_LOCKED | HWS_AUTO_STARVING))
-		return EBUSY;
-	/* acquire: pairs with the release in hws_auto_core_release. */
-	return atomic_compare_exchange_strong_explicit(&c->state, &v, v | HWS_AUTO_LOCKED,
-						       memory_order_acquire, memory_order_relaxed)
-		       ? 0 : EBUSY;
+	int t = hws_auto_core_take(c);
+	if (__builtin_expect(t == HWS_AUTO_TAKEN, 1))
+		return 0;
+	if (t == HWS_AUTO_CLAIMED)
+		hws_auto_core_give_back(c);
+	return EBUSY;
 }
 
 static inline int hws_auto_core_timed_ns(hws_auto_core_t *c, _Atomic uint32_t *learn,
 					 const hws_wait_t *w, uint64_t deadline_ns)
 {
-	if (__builtin_expect(hws_auto_core_try(c) == 0, 1))
+	int t = hws_auto_core_take(c);
+	if (__builtin_expect(t == HWS_AUTO_TAKEN, 1))
 		return 0;
+	if (t == HWS_AUTO_CLAIMED)
+		return hws_auto_core_give_back_and_wait(c, learn, w, deadline_ns);
 	return hws_auto_core_lock_slow(c, learn, w, deadline_ns);
 }
 
@@ -94,7 +119,9 @@ static inline int hws_auto_core_acquire(hws_auto_core_t *c, _Atomic uint32_t *le
  * tolerates) changes nothing, and of two racing releases only one clears it. */
 static inline int hws_auto_core_release(hws_auto_core_t *c)
 {
-	hws_prefetch_write(&c->state);   /* as in hws_auto_core_try */
+	/* the CAS below needs the line writable: ask before the read fetches
+	 * it shared (docs/locks.md, "Asking for the lock's line writable") */
+	hws_prefetch_write(&c->state);
 	/* relaxed: only a guess for the CAS, which decides. */
 	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
 	do

@@ -130,3 +130,17 @@ void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was)
 	atomic_fetch_and_explicit(&c->state, ~HWS_AUTO_PARKED, memory_order_relaxed);
 	hws_futex_wake_bits(&c->state, 1, CLASS_NORMAL | CLASS_CLAIM);
 }
+
+/* The fast path took the lock while a claim stood (hwsync/lock_auto.h): the
+ * release sees STARVING, so the next hand-off is still the claimant's. */
+void hws_auto_core_give_back(hws_auto_core_t *c)
+{
+	hws_auto_core_release(c);
+}
+
+int hws_auto_core_give_back_and_wait(hws_auto_core_t *c, _Atomic uint32_t *learn,
+				     const hws_wait_t *w, uint64_t deadline_ns)
+{
+	hws_auto_core_give_back(c);
+	return hws_auto_core_lock_slow(c, learn, w, deadline_ns);
+}

@@ -25,14 +25,19 @@
  * spin starts and ends, after the first look. */
 static _Atomic uint32_t spinners_now;
 
+/* A CAS, not an increment undone when over the limit: the count never
+ * exceeds the limit, not even for a moment (tests read it). */
 static bool spinner_enter(void)
 {
 	/* relaxed: a count that only limits how many spin; it orders nothing. */
-	if (atomic_fetch_add_explicit(&spinners_now, 1, memory_order_relaxed) < max_spinners())
-		return true;
+	uint32_t n = atomic_load_explicit(&spinners_now, memory_order_relaxed);
+	do
+		if (n >= max_spinners())
+			return false;
 	/* relaxed: as above. */
-	atomic_fetch_sub_explicit(&spinners_now, 1, memory_order_relaxed);
-	return false;
+	while (!atomic_compare_exchange_weak_explicit(&spinners_now, &n, n + 1,
+						      memory_order_relaxed, memory_order_relaxed));
+	return true;
 }
 
 static void spinner_leave(void)
