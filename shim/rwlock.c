@@ -300,8 +300,8 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 /* glibc's timed rwlock calls check the clock and the timespec first, even
  * when the lock is free (EINVAL), then the write owner (EDEADLK); a time in
  * the past is no error: the lock is taken if it is free, else ETIMEDOUT. */
-static int timed(pthread_rwlock_t *rw, unsigned tag, int write, clockid_t clock,
-		 const struct timespec *abs)
+static int timed_lock(pthread_rwlock_t *rw, unsigned tag, int write, clockid_t clock,
+		      const struct timespec *abs)
 {
 	uint64_t dl;
 	int rc;
@@ -321,7 +321,7 @@ HWS_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct tim
 {
 	unsigned tag = tag_of(rw);
 	if (tag)
-		return timed(rw, tag, 0, CLOCK_REALTIME, abs);
+		return timed_lock(rw, tag, 0, CLOCK_REALTIME, abs);
 	return hws_native.rwlock_timedrdlock(rw, abs);
 }
 
@@ -329,7 +329,7 @@ HWS_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct tim
 {
 	unsigned tag = tag_of(rw);
 	if (tag)
-		return timed(rw, tag, 1, CLOCK_REALTIME, abs);
+		return timed_lock(rw, tag, 1, CLOCK_REALTIME, abs);
 	return hws_native.rwlock_timedwrlock(rw, abs);
 }
 
@@ -338,7 +338,7 @@ HWS_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock,
 {
 	unsigned tag = tag_of(rw);
 	if (tag)
-		return timed(rw, tag, 0, clock, abs);
+		return timed_lock(rw, tag, 0, clock, abs);
 	return hws_native.rwlock_clockrdlock(rw, clock, abs);
 }
 
@@ -347,7 +347,7 @@ HWS_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock,
 {
 	unsigned tag = tag_of(rw);
 	if (tag)
-		return timed(rw, tag, 1, clock, abs);
+		return timed_lock(rw, tag, 1, clock, abs);
 	return hws_native.rwlock_clockwrlock(rw, clock, abs);
 }
 
