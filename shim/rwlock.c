@@ -192,7 +192,7 @@ static inline int core_unlock(pthread_rwlock_t *rw, unsigned tag)
 enum op { RD, TRYRD, WR, TRYWR };
 /* Out of line: inlined, their frames made every entry point save and
  * restore six registers on the plain path too. */
-HWS_OUTLINE int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl);
+HWS_OUTLINE int counted_rw(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl);
 HWS_OUTLINE int counted_unlock(pthread_rwlock_t *rw, unsigned tag);
 
 /* ---- entry points ---- */
@@ -248,7 +248,7 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 	if (likely(tag)) {
 		if (likely(!hws_cfg.instrument))
 			return core_rd(rw, tag, HWS_FOREVER);
-		return counted(rw, tag, RD, HWS_FOREVER);
+		return counted_rw(rw, tag, RD, HWS_FOREVER);
 	}
 	return hws_native.rwlock_rdlock(rw);
 }
@@ -259,7 +259,7 @@ HWS_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 	if (likely(tag)) {
 		if (likely(!hws_cfg.instrument))
 			return core_tryrd(rw, tag);
-		return counted(rw, tag, TRYRD, 0);
+		return counted_rw(rw, tag, TRYRD, 0);
 	}
 	return hws_native.rwlock_tryrdlock(rw);
 }
@@ -270,7 +270,7 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 	if (likely(tag)) {
 		if (likely(!hws_cfg.instrument))
 			return core_wr(rw, tag, HWS_FOREVER);
-		return counted(rw, tag, WR, HWS_FOREVER);
+		return counted_rw(rw, tag, WR, HWS_FOREVER);
 	}
 	return hws_native.rwlock_wrlock(rw);
 }
@@ -281,7 +281,7 @@ HWS_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 	if (likely(tag)) {
 		if (likely(!hws_cfg.instrument))
 			return core_trywr(rw, tag);
-		return counted(rw, tag, TRYWR, 0);
+		return counted_rw(rw, tag, TRYWR, 0);
 	}
 	return hws_native.rwlock_trywrlock(rw);
 }
@@ -314,7 +314,7 @@ static int timed_lock(pthread_rwlock_t *rw, unsigned tag, int write, clockid_t c
 		return rc;
 	if (likely(!hws_cfg.instrument))
 		return write ? core_wr(rw, tag, dl) : core_rd(rw, tag, dl);
-	return counted(rw, tag, write ? WR : RD, dl);
+	return counted_rw(rw, tag, write ? WR : RD, dl);
 }
 
 HWS_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs)
@@ -366,7 +366,7 @@ static _Thread_local struct {
 } wheld[WHELD_MAX];
 static _Thread_local unsigned nwheld;
 
-HWS_OUTLINE int counted(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
+HWS_OUTLINE int counted_rw(pthread_rwlock_t *rw, unsigned tag, enum op op, uint64_t dl)
 {
 	int write = op == WR || op == TRYWR;
 	unsigned fam = write ? HWS_FAM_RWLOCK_WR : HWS_FAM_RWLOCK_RD;
