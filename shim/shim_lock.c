@@ -50,10 +50,8 @@ static inline int block_on(struct hws_words8 *w8, struct hws_words4 *w4, uint64_
 	return hws_words8_wait(w8, deadline_ns);
 }
 
-int hws_shim_wait8(struct hws_words8 *w, bool give_back)
+int hws_shim_wait8(struct hws_words8 *w)
 {
-	if (give_back)
-		hws_auto_core_give_back(&w->u.autow.core);
 	/* The plain path's waits too: hws_slice_hold is then one test. */
 	return hws_slice_held(block_on(w, NULL, HWS_FOREVER));
 }

@@ -46,10 +46,8 @@ HWS_OUTLINE int hws_shim_release8_general(struct hws_words8 *w)
 
 /* Out of line: blocking acquire of a lock whose try failed, without
  * instrumentation (with asynchronous cancellation on, by a path that leaves
- * no trace in the lock if the thread is cancelled while waiting).
- * give_back: the default kind's try took the lock while a claim stood
- * (hwsync/lock_auto.h): it goes back to the claimant first. */
-int hws_shim_wait8(struct hws_words8 *w, bool give_back);
+ * no trace in the lock if the thread is cancelled while waiting). */
+int hws_shim_wait8(struct hws_words8 *w);
 
 /* Out of line: the instrumented paths.  Exactly one of w8, w4 is given;
  * deadline_ns only for HWS_OP_TIMED.  hws_shim_wait_profiled: a wait after
@@ -121,7 +119,7 @@ HWS_OUTLINE int hws_shim_acquire8_general(struct hws_words8 *w, unsigned family,
 			hws_slice_hold();
 			return 0;
 		}
-		return hws_shim_wait8(w, false);
+		return hws_shim_wait8(w);
 	}
 	return hws_shim_instr8(w, HWS_OP_ACQUIRE, family, obj, HWS_FOREVER, place);
 }
@@ -132,10 +130,9 @@ static inline int hws_shim_acquire8(struct hws_words8 *w, unsigned family, const
 				    struct hws_prof_place *place)
 {
 	if (likely(hws_shim_plain())) {
-		int t = hws_auto_core_take(&w->u.autow.core);
-		if (likely(t == HWS_AUTO_TAKEN))
+		if (likely(hws_auto_core_take(&w->u.autow.core)))
 			return 0;
-		return hws_shim_wait8(w, t == HWS_AUTO_CLAIMED);
+		return hws_shim_wait8(w);
 	}
 	return hws_shim_acquire8_general(w, family, obj, place);
 }

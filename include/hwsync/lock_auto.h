@@ -9,13 +9,15 @@
  *   [GLK]); at most (usable CPUs - 1) spin at once, the others sleep
  *   ([MALTHUS]);
  * - a waiter that has waited longer than the fairness bound claims the next
- *   hand-off: while its claim stands no other thread takes the free lock
- *   ([GOSYNC], [PLOT]'s eventual fairness).
+ *   hand-off: the holder's release then passes the lock to it directly,
+ *   LOCKED staying set ([GOSYNC], [PLOT]'s eventual fairness), so that a
+ *   claim never stands on a free lock and the fast path need not look for
+ *   one.
  *
  * State word:
  *   bit 0      LOCKED
  *   bit 1      PARKED    someone may sleep in the kernel on the word
- *   bit 2      STARVING  a claim on the next hand-off stands
+ *   bit 2      STARVING  a claim on the next hand-off stands (only while LOCKED)
  *   bits 3-7   spinners  waiters in the spinning stage
  *   bits 8-31  generation, +1 per release (a waiter sees the lock move)
  * A zero word is a free lock, so zeroed memory needs no initialisation, and
@@ -55,56 +57,35 @@ typedef struct hws_auto {
 
 /* The contended paths (lib/prims/lock_auto*.c).  learn: the lock's learning
  * word, or NULL for the hashed table.  hws_auto_core_release_slow wakes a
- * sleeper after a release that saw PARKED in `was`. */
+ * sleeper after a release that saw PARKED; hws_auto_core_hand_off is the
+ * release of a lock with a claim on it. */
 int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const hws_wait_t *w,
 			    uint64_t deadline_ns);
-void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was);
-
-/* The fast path set LOCKED while a claim stood: the lock goes back to the
- * claimant (the release sees STARVING), and for an acquisition this thread
- * then waits as any waiter (lock_auto.c; out of line, so that the fast path
- * keeps no frame). */
-void hws_auto_core_give_back(hws_auto_core_t *c);
-int hws_auto_core_give_back_and_wait(hws_auto_core_t *c, _Atomic uint32_t *learn,
-				     const hws_wait_t *w, uint64_t deadline_ns);
-
-enum { HWS_AUTO_TAKEN, HWS_AUTO_HELD, HWS_AUTO_CLAIMED };
+void hws_auto_core_release_slow(hws_auto_core_t *c);
+int hws_auto_core_hand_off(hws_auto_core_t *c);
 
 /* One atomic bit set (`lock bts` on x86), not a read and a CAS: the CAS
  * needs the word's value, and that read, waiting behind the previous atomic
  * operation, is on every uncontended acquisition's critical path.  A set bit
- * changes nothing (another thread holds it); a claim is seen after the set
- * and answered by giving the lock back. */
-static inline int hws_auto_core_take(hws_auto_core_t *c)
+ * changes nothing (another thread holds it), and a free lock carries no
+ * claim, so nothing needs to be read after it.  True: taken. */
+static inline bool hws_auto_core_take(hws_auto_core_t *c)
 {
 	/* acquire: pairs with the release CAS of hws_auto_core_release. */
-	if (atomic_fetch_or_explicit(&c->state, HWS_AUTO_LOCKED, memory_order_acquire) &
-	    HWS_AUTO_LOCKED)
-		return HWS_AUTO_HELD;
-	/* relaxed: read after our own write to the word, so it sees every claim
-	 * made before that write (a claim is made only while LOCKED is set). */
-	return atomic_load_explicit(&c->state, memory_order_relaxed) & HWS_AUTO_STARVING
-		       ? HWS_AUTO_CLAIMED : HWS_AUTO_TAKEN;
+	return !(atomic_fetch_or_explicit(&c->state, HWS_AUTO_LOCKED, memory_order_acquire) &
+		 HWS_AUTO_LOCKED);
 }
 
 static inline int hws_auto_core_try(hws_auto_core_t *c)
 {
-	int t = hws_auto_core_take(c);
-	if (__builtin_expect(t == HWS_AUTO_TAKEN, 1))
-		return 0;
-	if (t == HWS_AUTO_CLAIMED)
-		hws_auto_core_give_back(c);
-	return EBUSY;
+	return hws_auto_core_take(c) ? 0 : EBUSY;
 }
 
 static inline int hws_auto_core_timed_ns(hws_auto_core_t *c, _Atomic uint32_t *learn,
 					 const hws_wait_t *w, uint64_t deadline_ns)
 {
-	int t = hws_auto_core_take(c);
-	if (__builtin_expect(t == HWS_AUTO_TAKEN, 1))
+	if (__builtin_expect(hws_auto_core_take(c), 1))
 		return 0;
-	if (t == HWS_AUTO_CLAIMED)
-		return hws_auto_core_give_back_and_wait(c, learn, w, deadline_ns);
 	return hws_auto_core_lock_slow(c, learn, w, deadline_ns);
 }
 
@@ -116,7 +97,8 @@ static inline int hws_auto_core_acquire(hws_auto_core_t *c, _Atomic uint32_t *le
 
 /* Clears LOCKED and counts the generation in one CAS, only while LOCKED is
  * set: a release of a free lock (a stray unlock, which glibc's default mutex
- * tolerates) changes nothing, and of two racing releases only one clears it. */
+ * tolerates) changes nothing, and of two racing releases only one clears it.
+ * A lock with a claim on it goes to the claimant instead (out of line). */
 static inline int hws_auto_core_release(hws_auto_core_t *c)
 {
 	/* the CAS below needs the line writable: ask before the read fetches
@@ -124,15 +106,17 @@ static inline int hws_auto_core_release(hws_auto_core_t *c)
 	hws_prefetch_write(&c->state);
 	/* relaxed: only a guess for the CAS, which decides. */
 	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
-	do
+	do {
 		if (__builtin_expect(!(v & HWS_AUTO_LOCKED), 0))
 			return 0;
-	/* release: pairs with the acquire CAS of the next holder. */
-	while (!atomic_compare_exchange_weak_explicit(&c->state, &v,
-						      v + HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED,
-						      memory_order_release, memory_order_relaxed));
+		if (__builtin_expect(v & HWS_AUTO_STARVING, 0))
+			return hws_auto_core_hand_off(c);
+		/* release: pairs with the acquire CAS of the next holder. */
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &v,
+							v + HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED,
+							memory_order_release, memory_order_relaxed));
 	if (__builtin_expect(v & HWS_AUTO_PARKED, 0))
-		hws_auto_core_release_slow(c, v);
+		hws_auto_core_release_slow(c);
 	return 0;
 }
 

@@ -4,13 +4,13 @@
  * the reasoning and sources in docs/locks.md).
  *
  * A waiter goes round one loop until it holds the lock or its deadline passes:
- *   take   the lock is free and no claim stands (or the claim is ours): CAS.
+ *   take   the lock is free (a claimant: it was handed to us): CAS.
  *   spin   if a spinner slot is free (at most usable CPUs - 1) and this lock's
  *          spins have been paying: poll read-only with a growing backoff, for
  *          the lock's learned budget.  A free lock is left to its releaser
  *          for a short grace, unless this lock's graces are mostly wasted.
  *          Past the fairness bound the spinner claims the next hand-off
- *          (STARVING): from then on nobody else takes the free lock.
+ *          (STARVING): the holder's release passes the lock to it.
  *   nap    the lock keeps changing hands among others (short holds): sleep
  *          for a while without asking for a wake, so that the threads using
  *          the lock pay no system call for us.
@@ -63,14 +63,14 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 	for (;;) {
 		/* relaxed: take() carries the acquire. */
 		uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
-		if (can_take(v, me.claimant)) {
+		if (can_take(&me, v)) {
 			if (take(&me, &v, false))
 				return won(&me);
 			continue;
 		}
 		now = hws_now_ns();
 		if (now >= me.deadline)
-			return hws_auto_give_up(&me);
+			return hws_auto_give_up(&me) ? ETIMEDOUT : won(&me);
 		if (!me.claimant && now >= me.fair_at && sleeping_claims()) {
 			if (!hws_auto_claim(&me))
 				me.fair_at = now + FAIR_NS / 4;   /* another claim stands */
@@ -104,7 +104,7 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 		}
 		/* relaxed: as above. */
 		uint32_t v1 = atomic_load_explicit(&c->state, memory_order_relaxed);
-		if (can_take(v1, me.claimant))
+		if (can_take(&me, v1))
 			continue;
 		if (spun < 0 && !me.parked && !me.naps)
 			v1 = hws_auto_watch(&me, v1);
@@ -113,34 +113,42 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 	}
 }
 
-void hws_auto_core_release_slow(hws_auto_core_t *c, uint32_t was)
+void hws_auto_core_release_slow(hws_auto_core_t *c)
 {
-	/* A claim stands: the wake is the claimant's, and PARKED stays set for
-	 * the other sleepers.  Else clear PARKED and wake one sleeper of any
-	 * class (a claimant class sleeper too: its claim may have been given up
-	 * and re-made); the one woken sets PARKED again when it sleeps again or
-	 * takes the lock.  Clearing it after other threads took and released
-	 * the lock is still right: every clearing comes with a wake. */
-	if (was & HWS_AUTO_STARVING) {
-		hws_futex_wake_bits(&c->state, 1, CLASS_CLAIM);
-		return;
-	}
+	/* Clear PARKED and wake one sleeper of any class (a claimant class
+	 * sleeper too: its claim may have been given up and re-made); the one
+	 * woken sets PARKED again when it sleeps again or takes the lock.
+	 * Clearing it after other threads took and released the lock is still
+	 * right: every clearing comes with a wake. */
 	/* relaxed: PARKED orders nothing; the kernel's check of the word
 	 * under its lock closes the race with a sleeper. */
 	atomic_fetch_and_explicit(&c->state, ~HWS_AUTO_PARKED, memory_order_relaxed);
 	hws_futex_wake_bits(&c->state, 1, CLASS_NORMAL | CLASS_CLAIM);
 }
 
-/* The fast path took the lock while a claim stood (hwsync/lock_auto.h): the
- * release sees STARVING, so the next hand-off is still the claimant's. */
-void hws_auto_core_give_back(hws_auto_core_t *c)
+/* The release of a lock with a claim on it: LOCKED stays set and STARVING
+ * goes, with one more generation, which tells the claimant the lock is now
+ * its (handed()); a parked claimant is woken, apart from the other sleepers
+ * (PARKED stays set for them).  A claim withdrawn meanwhile leaves a plain
+ * release. */
+int hws_auto_core_hand_off(hws_auto_core_t *c)
 {
-	hws_auto_core_release(c);
-}
-
-int hws_auto_core_give_back_and_wait(hws_auto_core_t *c, _Atomic uint32_t *learn,
-				     const hws_wait_t *w, uint64_t deadline_ns)
-{
-	hws_auto_core_give_back(c);
-	return hws_auto_core_lock_slow(c, learn, w, deadline_ns);
+	/* relaxed: the CAS decides. */
+	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed), n;
+	do {
+		if (!(v & HWS_AUTO_LOCKED))
+			return 0;
+		n = v + HWS_AUTO_GEN_ONE -
+		    (v & HWS_AUTO_STARVING ? HWS_AUTO_STARVING : HWS_AUTO_LOCKED);
+		/* release: pairs with the acquire CAS of the claimant (take()) or
+		 * of the next holder. */
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &v, n, memory_order_release,
+							memory_order_relaxed));
+	if (v & HWS_AUTO_STARVING) {
+		if (v & HWS_AUTO_PARKED)
+			hws_futex_wake_bits(&c->state, 1, CLASS_CLAIM);
+	} else if (v & HWS_AUTO_PARKED) {
+		hws_auto_core_release_slow(c);
+	}
+	return 0;
 }

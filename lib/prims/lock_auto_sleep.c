@@ -12,12 +12,12 @@ static void park(struct waiter *me, uint64_t until)
 
 	if (!sleeping_policy(me->w)) {
 		/* A policy that never sleeps needs no wake: wait through it. */
-		if (!can_take(v, me->claimant))
+		if (!can_take(me, v))
 			hws_wait_while_eq32(s, v, me->w, until);
 		return;
 	}
 	do {
-		if (can_take(v, me->claimant))
+		if (can_take(me, v))
 			return;
 		/* relaxed: PARKED only asks the next release for a wake; the
 		 * kernel's re-check of the word under its lock closes the race
@@ -30,14 +30,21 @@ static void park(struct waiter *me, uint64_t until)
 			     me->claimant ? CLASS_CLAIM : CLASS_NORMAL);
 }
 
-/* Leaving without the lock: give back a claim, and pass on a wake-up we may
- * have consumed (the release that woke us cleared PARKED and counts on us). */
-int hws_auto_give_up(struct waiter *me)
+/* Leaving without the lock at the deadline: give back a claim, and pass on
+ * a wake-up we may have consumed (the release that woke us cleared PARKED
+ * and counts on us).  False when the lock was handed to us first: it is
+ * then ours, taken. */
+bool hws_auto_give_up(struct waiter *me)
 {
 	_Atomic uint32_t *s = &me->c->state;
 	/* relaxed: the CASes below re-check. */
 	uint32_t v = atomic_load_explicit(s, memory_order_relaxed), n;
 	do {
+		if (me->claimant && handed(me, v)) {
+			while (!take(me, &v, false))
+				;
+			return false;
+		}
 		n = me->claimant ? v & ~HWS_AUTO_STARVING : v;
 		if (me->parked && (v & HWS_AUTO_LOCKED))
 			n |= HWS_AUTO_PARKED;
@@ -46,7 +53,7 @@ int hws_auto_give_up(struct waiter *me)
 								 memory_order_relaxed));
 	if (me->parked && !(v & HWS_AUTO_LOCKED))
 		hws_futex_wake_bits(s, 1, CLASS_NORMAL | CLASS_CLAIM);
-	return ETIMEDOUT;
+	return true;
 }
 
 /* A waiter that was woken may have taken the wake-up that cleared PARKED:

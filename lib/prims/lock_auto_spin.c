@@ -58,12 +58,20 @@ unsigned hws_auto_max_spinners(void)
 }
 
 /* A spinning claimant that stops spinning withdraws its claim: a claim
- * must not keep the lock from others while its claimant sleeps. */
-static void withdraw(struct waiter *me)
+ * must not keep the lock from others while its claimant sleeps.  False when
+ * the lock was handed to it first (it is then the claimant's to take). */
+static bool withdraw(struct waiter *me)
 {
+	/* relaxed: the CAS re-checks. */
+	uint32_t v = atomic_load_explicit(&me->c->state, memory_order_relaxed);
+	do
+		if (handed(me, v))
+			return false;
 	/* relaxed: as for the claim. */
-	atomic_fetch_and_explicit(&me->c->state, ~HWS_AUTO_STARVING, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&me->c->state, &v, v & ~HWS_AUTO_STARVING,
+						      memory_order_relaxed, memory_order_relaxed));
 	me->claimant = false;
+	return true;
 }
 
 /* How long a spinner leaves a lock it has just seen free to the thread that
@@ -124,7 +132,7 @@ static bool after_grace(struct waiter *me, uint32_t *v)
 		hws_cpu_relax();
 	/* relaxed: a look; take() re-checks with an acquire CAS. */
 	uint32_t again = atomic_load_explicit(&me->c->state, memory_order_relaxed);
-	bool same = can_take(again, false) && again / HWS_AUTO_GEN_ONE == *v / HWS_AUTO_GEN_ONE;
+	bool same = can_take(me, again) && again / HWS_AUTO_GEN_ONE == *v / HWS_AUTO_GEN_ONE;
 	*v = again;
 	if (same)
 		me->graces_wasted++;
@@ -157,7 +165,7 @@ int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle)
 	} while (!atomic_compare_exchange_weak_explicit(s, &v, v + HWS_AUTO_SPIN_ONE,
 							memory_order_relaxed, memory_order_relaxed));
 
-	uint64_t t0 = hws_now_ns(), now = t0, polls = 0, blocked_since = 0;
+	uint64_t t0 = hws_now_ns(), now = t0, polls = 0;
 	uint32_t delay = gentle ? BACKOFF_MAX : 1, gen = v / HWS_AUTO_GEN_ONE;
 	/* A spin past the lock's budget (staying awake up to the fairness
 	 * bound, or a claimant waiting for its hand-off) waits for a hold far
@@ -170,12 +178,12 @@ int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle)
 		/* relaxed: a poll; take() re-checks with an acquire CAS. */
 		v = atomic_load_explicit(s, memory_order_relaxed);
 		polls++;
-		if (can_take(v, me->claimant) && !me->claimant && !after_grace(me, &v)) {
+		if (can_take(me, v) && !me->claimant && !after_grace(me, &v)) {
 			/* The releaser came back for it: it keeps the lock and
 			 * its cache line, and we poll less often. */
 			gen = v / HWS_AUTO_GEN_ONE;
 			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
-		} else if (can_take(v, me->claimant)) {
+		} else if (can_take(me, v)) {
 			if (take(me, &v, true)) {
 				hws_wait_tls.polls += polls;
 				hws_wait_tls.spin_ns += now - t0;
@@ -197,24 +205,6 @@ int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle)
 		if (polls % 16 && delay < 16)
 			continue;
 		now = hws_now_ns();
-		/* A free lock held back by a claim whose claimant does not come
-		 * (preempted, or slow to wake): after a budget, take it anyway.
-		 * The claim stays (taken() keeps STARVING for a non-claimant), so
-		 * our release goes to the claimant. */
-		if ((v & (HWS_AUTO_LOCKED | HWS_AUTO_STARVING)) == HWS_AUTO_STARVING &&
-		    !me->claimant) {
-			if (!blocked_since)
-				blocked_since = now;
-			else if (now - blocked_since >= budget && take(me, &v, true)) {
-				hws_wait_tls.polls += polls;
-				hws_wait_tls.spin_ns += now - t0;
-				if (!forced)
-					spinner_leave();
-				return 1;
-			}
-		} else {
-			blocked_since = 0;
-		}
 		if (!me->claimant && now >= me->fair_at) {
 			uint64_t cap, pause;
 			if (hws_auto_claim(me) && me->claimant) {
@@ -238,8 +228,16 @@ int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle)
 	}
 	hws_wait_tls.polls += polls;
 	hws_wait_tls.spin_ns += now - t0;
-	if (me->claimant)
-		withdraw(me);
+	if (me->claimant && !withdraw(me)) {
+		/* The hand-off came first: the lock is ours.  relaxed: take()
+		 * re-reads with its acquire CAS. */
+		v = atomic_load_explicit(s, memory_order_relaxed);
+		while (!take(me, &v, true))
+			;
+		if (!forced)
+			spinner_leave();
+		return 1;
+	}
 	/* relaxed: as for the increment. */
 	atomic_fetch_sub_explicit(s, HWS_AUTO_SPIN_ONE, memory_order_relaxed);
 	if (!forced)
@@ -252,7 +250,7 @@ int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle)
  * long one; the word it saw last. */
 uint32_t hws_auto_watch(struct waiter *me, uint32_t v)
 {
-	for (unsigned i = 0; i < 16 && !can_take(v, me->claimant); i++) {
+	for (unsigned i = 0; i < 16 && !can_take(me, v); i++) {
 		for (unsigned k = 0; k < 4; k++)
 			hws_cpu_relax();
 		/* relaxed: a look; taking re-reads with a CAS. */
@@ -283,7 +281,7 @@ int hws_auto_prespin(struct waiter *me)
 		polls++;
 		/* relaxed: as above. */
 		uint32_t n = atomic_load_explicit(&me->c->state, memory_order_relaxed);
-		if (can_take(n, false) && after_grace(me, &n) && take(me, &n, false)) {
+		if (can_take(me, n) && after_grace(me, &n) && take(me, &n, false)) {
 			hws_wait_tls.polls += polls;
 			return 1;
 		}

@@ -58,6 +58,7 @@ struct waiter {
 	uint64_t deadline, fair_at;
 	uint64_t arrived;
 	uint32_t gen0;       /* the word when we arrived: how often it changed hands since */
+	uint32_t claim_gen;  /* claimant: the generation its claim was made in */
 	unsigned crowd;      /* times no spinner slot was free: the bound doubled */
 	unsigned naps;       /* naps so far: each one twice as long as the last */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
@@ -96,24 +97,36 @@ static inline bool realtime(struct waiter *me)
 	return me->realtime;
 }
 
-static inline bool can_take(uint32_t v, bool claimant)
+/* A claimant's lock was handed to it: while a claim stands every release
+ * is a hand-off to the claimant, so the first release since the claim (the
+ * generation moved) made it the holder.  LOCKED stays set for it, and
+ * STARVING may already be another waiter's next claim. */
+static inline bool handed(const struct waiter *me, uint32_t v)
 {
-	return !(v & HWS_AUTO_LOCKED) && (claimant || !(v & HWS_AUTO_STARVING));
+	return v / HWS_AUTO_GEN_ONE != me->claim_gen;
 }
 
-/* The word after we take the lock from v. */
+/* Whether v lets us take the lock: free (a free lock carries no claim), or,
+ * for a claimant, handed to it. */
+static inline bool can_take(const struct waiter *me, uint32_t v)
+{
+	return me->claimant ? handed(me, v) : !(v & HWS_AUTO_LOCKED);
+}
+
+/* The word after we take the lock from v (for a claimant: after it was
+ * handed to us, only our own marks change). */
 static inline uint32_t taken(const struct waiter *me, uint32_t v, bool spinning)
 {
 	uint32_t n = v | HWS_AUTO_LOCKED | (me->parked ? HWS_AUTO_PARKED : 0);
-	if (me->claimant)
-		n &= ~HWS_AUTO_STARVING;
 	return spinning ? n - HWS_AUTO_SPIN_ONE : n;
 }
 
-/* Try to take the lock from v (which allows it); false when the CAS lost. */
+/* Try to take the lock from v (which allows it); false when the CAS lost
+ * (a claimant's only to another change of the word: the lock stays its). */
 static inline bool take(struct waiter *me, uint32_t *v, bool spinning)
 {
-	/* acquire: pairs with the release CAS of hws_auto_core_release. */
+	/* acquire: pairs with the release CAS of hws_auto_core_release, or of
+	 * hws_auto_core_hand_off for a claimant. */
 	return atomic_compare_exchange_weak_explicit(&me->c->state, v, taken(me, *v, spinning),
 						     memory_order_acquire, memory_order_relaxed);
 }
@@ -138,6 +151,7 @@ static inline bool hws_auto_claim(struct waiter *me)
 	} while (!atomic_compare_exchange_weak_explicit(s, &v, v | HWS_AUTO_STARVING,
 							memory_order_relaxed, memory_order_relaxed));
 	me->claimant = true;
+	me->claim_gen = v / HWS_AUTO_GEN_ONE;
 	return true;
 }
 
@@ -161,7 +175,7 @@ HWS_AUTO_HIDDEN int hws_auto_prespin(struct waiter *me);
 HWS_AUTO_HIDDEN int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle);
 HWS_AUTO_HIDDEN uint32_t hws_auto_watch(struct waiter *me, uint32_t v);
 /* lock_auto_sleep.c */
-HWS_AUTO_HIDDEN int hws_auto_give_up(struct waiter *me);
+HWS_AUTO_HIDDEN bool hws_auto_give_up(struct waiter *me);
 HWS_AUTO_HIDDEN void hws_auto_sleep_a_while(struct waiter *me, uint32_t v, uint64_t until);
 HWS_AUTO_HIDDEN uint64_t hws_auto_awake_margin(void);
 HWS_AUTO_HIDDEN bool hws_auto_cpus_busy(struct waiter *me, uint64_t now);

@@ -73,9 +73,11 @@ static int against_hog(enum hws_auto_mode mode, const char *name)
 }
 
 /* The mechanism, step by step: a waiter past the bound claims the next
- * hand-off, and from then on the holder cannot retake the lock it releases
- * (try fails on the free lock) until the claimant has had it.  Without the
- * claim (HWS_AUTO_FORCE_BARGE) the holder's try would succeed. */
+ * hand-off, and the holder's release passes the lock to it: the word keeps
+ * LOCKED (so the releaser's try fails and the fast path never sees a claim
+ * on a free lock), drops STARVING and counts one generation, and the
+ * claimant returns holding the lock.  Without the claim
+ * (HWS_AUTO_FORCE_BARGE) the holder's try would succeed. */
 static _Atomic int claimant_done;
 static void *claimant(void *p)
 {
@@ -96,40 +98,48 @@ static void claim_blocks_barging(void)
 	atomic_store(&claimant_done, 0);
 	CHECK_EQ(hws_auto_acquire(&lock), 0);
 	CHECK_EQ(pthread_create(&th, NULL, claimant, NULL), 0);
-	while (!(atomic_load(&lock.core.state) & HWS_AUTO_STARVING))
+	uint32_t v;
+	while (!((v = atomic_load(&lock.core.state)) & HWS_AUTO_STARVING))
 		usleep(100);
 	CHECK_EQ(hws_auto_release(&lock), 0);
-	/* The claimant may not have run yet: the free lock is still its. */
+	uint32_t after = atomic_load(&lock.core.state);
+	/* Handed over: still LOCKED, the claim gone, one generation more
+	 * (unless the claimant already took and released it). */
+	if (!atomic_load(&claimant_done)) {
+		CHECK(after & HWS_AUTO_LOCKED);
+		CHECK_EQ(after / HWS_AUTO_GEN_ONE, v / HWS_AUTO_GEN_ONE + 1);
+	}
+	/* The claimant may not have run yet: the lock is still its. */
 	if (hws_auto_try(&lock) == 0) {
 		CHECK(atomic_load(&claimant_done));
 		CHECK_EQ(hws_auto_release(&lock), 0);
 	}
 	CHECK_EQ(pthread_join(th, NULL), 0);
 	CHECK(atomic_load(&claimant_done));
-	printf("a claim stands: the releasing holder could not retake the lock\n");
+	printf("a claim stands: the release handed the lock over, the holder could not retake it\n");
 }
 
-/* The fast path takes a free lock with one atomic bit set and sees a claim
- * only after it (hwsync/lock_auto.h): it must give the lock back.  A claim
- * stands on a free lock (as after the holder's release, before the
- * claimant runs): try fails, and the word is as before but for one release
- * more; an acquisition whose deadline has passed gives it back the same
- * way and times out. */
-static void fast_path_gives_back(void)
+/* A claim on a held lock, made by hand: the release hands the lock over
+ * (LOCKED stays, STARVING goes, one generation more), try fails on it, and
+ * a release of the hand-off's word is an ordinary release.  A stray release
+ * of a free lock with nothing else in the word changes nothing. */
+static void release_hands_off(void)
 {
-	const uint32_t claimed = HWS_AUTO_STARVING | 5 * HWS_AUTO_GEN_ONE;
+	const uint32_t claimed = HWS_AUTO_LOCKED | HWS_AUTO_STARVING | 5 * HWS_AUTO_GEN_ONE;
 	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
 	hws_auto_init(&lock, &policy);
 	atomic_store(&lock.core.state, claimed);
-	CHECK_EQ(hws_auto_try(&lock), EBUSY);
-	CHECK_EQ(atomic_load(&lock.core.state), claimed + HWS_AUTO_GEN_ONE);
-	CHECK_EQ(hws_auto_timed_ns(&lock, hws_now_ns()), ETIMEDOUT);
-	CHECK_EQ(atomic_load(&lock.core.state), claimed + 2 * HWS_AUTO_GEN_ONE);
-	atomic_store(&lock.core.state, 0);   /* the claimant never comes: withdraw */
-	CHECK_EQ(hws_auto_try(&lock), 0);
-	CHECK_EQ(atomic_load(&lock.core.state), HWS_AUTO_LOCKED);
 	CHECK_EQ(hws_auto_release(&lock), 0);
-	printf("a claim stands on a free lock: the fast path gave it back\n");
+	CHECK_EQ(atomic_load(&lock.core.state), HWS_AUTO_LOCKED | 6 * HWS_AUTO_GEN_ONE);
+	CHECK_EQ(hws_auto_try(&lock), EBUSY);
+	CHECK_EQ(hws_auto_timed_ns(&lock, hws_now_ns()), ETIMEDOUT);
+	CHECK_EQ(hws_auto_release(&lock), 0);   /* the claimant's release */
+	CHECK_EQ(atomic_load(&lock.core.state), 7 * HWS_AUTO_GEN_ONE);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	CHECK_EQ(atomic_load(&lock.core.state), 7 * HWS_AUTO_GEN_ONE);
+	CHECK_EQ(hws_auto_try(&lock), 0);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	printf("a claim on a held lock: the release handed it over\n");
 }
 
 /* Quiet: a waiter behind a long hold (100 ms, far past the bound) sleeps
@@ -168,7 +178,7 @@ int main(void)
 {
 	CHECK_EQ(hws_wait_init(&policy, "futex"), 0);
 	long_hold_sleeps();
-	fast_path_gives_back();
+	release_hands_off();
 	claim_blocks_barging();
 	CHECK_EQ(against_hog(HWS_AUTO_ADAPT, "adaptive"), 0);
 	CHECK_EQ(against_hog(HWS_AUTO_FORCE_PARK, "waiter parks"), 0);
