@@ -39,6 +39,7 @@ enum {
 	F_LATENCY = 1,  /* the child reports a wake latency */
 	F_FAIR = 2,     /* ... the fairness of its threads */
 	F_P99 = 4,      /* ... the 99th percentile of its sampled lock waits */
+	F_PAIRED = 8,   /* ... the native entry points' speed in the same process */
 };
 
 static const struct pattern {
@@ -77,6 +78,8 @@ static const struct pattern {
 	{ "mutex-yield8-4", K_RATE, T_OVERSUB, F_FAIR | F_P99, 4 },
 	{ "mutex-yield8-16", K_RATE, T_OVERSUB, F_FAIR | F_P99, 16 },
 	{ "mutex-rt", K_RATE, T_OVERSUB, F_FAIR | F_P99, 4 },
+	{ "mutex-paired", K_RATE, T_ONE, F_PAIRED, 0 },
+	{ "omp-lock-paired", K_RATE, T_ONE, F_PAIRED, 0 },
 };
 
 static unsigned per_cpu(const struct pattern *p)
@@ -109,7 +112,8 @@ struct sh_cell {
 /* What one run of a pattern did. */
 struct result {
 	struct bench_child ch;                  /* wall time, wait4's CPU time */
-	unsigned long long ops, ns, cpu_ns, rss_kib, lat_ns, p99_ns; /* what the child printed */
+	/* what the child printed */
+	unsigned long long ops, ns, cpu_ns, rss_kib, lat_ns, p99_ns, base_ops, base_ns;
 	double fair;
 	char lib[256];
 };
@@ -138,12 +142,15 @@ static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct result *out, 
 	}
 	text[first] = 0;
 	if (sscanf(text, "ops=%llu ns=%llu cpu_ns=%llu rss_kib=%llu threads=%*u lat_ns=%llu "
-		   "fair=%lf p99_ns=%llu lib=%255s%7s", &out->ops, &out->ns, &out->cpu_ns,
-		   &out->rss_kib, &out->lat_ns, &out->fair, &out->p99_ns, out->lib, rest) != 8 ||
+		   "fair=%lf p99_ns=%llu base_ops=%llu base_ns=%llu lib=%255s%7s", &out->ops,
+		   &out->ns, &out->cpu_ns, &out->rss_kib, &out->lat_ns, &out->fair, &out->p99_ns,
+		   &out->base_ops, &out->base_ns, out->lib, rest) != 10 ||
 	    !out->rss_kib ||
-	    /* a latency, fairness and p99 exactly where the pattern measures them */
+	    /* a latency, fairness, p99 and native side exactly where the pattern
+	     * measures them */
 	    !(k->p->flags & F_LATENCY) != !out->lat_ns ||
-	    !(k->p->flags & F_FAIR) != !(out->fair > 0) || !(k->p->flags & F_P99) != !out->p99_ns) {
+	    !(k->p->flags & F_FAIR) != !(out->fair > 0) || !(k->p->flags & F_P99) != !out->p99_ns ||
+	    !(k->p->flags & F_PAIRED) != !(out->base_ops && out->base_ns)) {
 		snprintf(why, whylen, "error: %s printed '%.120s'", k->name, text);
 		return EPROTO;
 	}
@@ -236,6 +243,12 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 		v[6] = (double)ch.p99_ns / 1e3;
 	}
 	sample_all(c, k, v);
+	if (k->p->flags & F_PAIRED)
+		/* the linked entry points over the native ones in this run: about
+		 * 1 on a native row (the method's noise), the shim's on a shim row */
+		bench_sample_value(c, "paired_ratio", "linked/native",
+				   ((double)ch.ops / (double)ch.ns) /
+					   ((double)ch.base_ops / (double)ch.base_ns));
 	if (!k->shim) {
 		k->pair->round = round;
 		k->pair->have = true;
@@ -632,6 +645,13 @@ static struct bench_exp shim_exp = {
 "                        SCHED_OTHER, sched_yield(), unlock.  RLIMIT_RTTIME (1 s)\n"
 "                        ends a thread that runs real-time that long without\n"
 "                        sleeping; skipped where SCHED_FIFO is not permitted\n"
+"    mutex-paired,       one thread: the mutex and omp-lock patterns through the\n"
+"    omp-lock-paired     entry points the program links (the shim's on shim\n"
+"                        rows) and through the C library's or libgomp's own (found\n"
+"                        with dlopen and dlsym), in alternated turns of 200000\n"
+"                        pairs in one process: runs of separate processes differ\n"
+"                        by 5-10% on a virtual machine, turns in one process\n"
+"                        compare the two paths within about 1% (paired_ratio)\n"
 "    The OpenMP patterns are skipped when hwsync-shim-patterns was built without\n"
 "    OpenMP (GNU libgomp only: the shim serves libgomp's entry points).\n"
 "\n"
@@ -688,7 +708,11 @@ static struct bench_exp shim_exp = {
 "                      for the yielding patterns, timed with two clock reads), us\n"
 "    p99_ratio         shim rows: wait_p99 shim / native of the same round\n"
 "    added             startup, shim rows: per-process time added by the shim\n"
-"                      (us), shim minus native of the same round\n",
+"                      (us), shim minus native of the same round\n"
+"    paired_ratio      *-paired: the linked entry points' throughput over the\n"
+"                      native ones' in the same run (shim rows: the shim's over\n"
+"                      glibc's or libgomp's; native rows: about 1, the method's\n"
+"                      own noise)\n",
 	.impls = sh_impls,
 	.uses_policies = true,
 	.def_policies = "adaptive",

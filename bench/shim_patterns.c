@@ -11,15 +11,18 @@
  * process first restricts itself to them.  `mutex-yield`, `spin-oversub` and
  * `mutex-rt` instead start four unpinned threads per CPU they may use, and
  * `mutex-yield8-N` N per CPU.  On success it prints one line
- *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lat_ns=L fair=F p99_ns=P lib=FILE
+ *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lat_ns=L fair=F p99_ns=P
+ *     base_ops=B base_ns=S lib=FILE
  * (operations, the measured window, the process's CPU time in that window,
  * its peak resident set, threads, the median wake latency where the pattern
  * measures one (else 0), the fairness: the slowest thread's operations over
  * the fastest's where all threads do the same work (else 0), the 99th
  * percentile of the sampled lock waits where the pattern samples them (else
- * 0), and the object that provides pthread_mutex_lock: the shim or the C
- * library, for the caller to check) and exits 0; a failed check prints one
- * line on stderr and exits 1. */
+ * 0), for the paired patterns (shim_paired.c) the native entry points'
+ * operations and time in the same process, ops and ns being the linked
+ * ones' (else 0 and 0), and the object that provides pthread_mutex_lock:
+ * the shim or the C library, for the caller to check) and exits 0; a failed
+ * check prints one line on stderr and exits 1. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,6 +42,7 @@
 #ifdef HWS_PATTERNS_OPENMP
 #include <omp.h>
 #endif
+#include "shim_paired.h"
 
 #define MAX_THREADS 256
 #define BATCH 64        /* operations between two clock reads */
@@ -779,6 +783,7 @@ static const struct {
 	{ "mutex-empty", false }, { "mutex-empty-async", false },
 	{ "mutex-yield8-1", false }, { "mutex-yield8-4", false }, { "mutex-yield8-16", false },
 	{ "mutex-rt", false }, { "cond-consumer", false },
+	{ "mutex-paired", false }, { "omp-lock-paired", true },
 	{ "omp-parallel", true }, { "omp-parallel-for", true }, { "omp-for-dynamic", true },
 	{ "omp-sections", true }, { "omp-ordered", true }, { "rwlock-read99", false },
 };
@@ -842,13 +847,28 @@ int main(int argc, char **argv)
 		die("sched_setaffinity", rc);
 	run_ns = amount;
 
-	uint64_t ops = 0, ns = 0;
+	uint64_t ops = 0, ns = 0, base_ops = 0, base_ns = 0;
 	unsigned threads = 1;
 	struct team t = { .n = ncpus, .pin = true };
 	static struct spin_shared spin;
 	if (!strcmp(p, "mutex")) {
 		pin_self(0);
 		solo_mutex_run(&ops, &ns);
+	} else if (!strcmp(p, "mutex-paired") || !strcmp(p, "omp-lock-paired")) {
+		struct paired_result pr;
+		const char *why = "";
+		pin_self(0);
+		cpu0 = cpu_ns();
+		rc = paired_run(p[0] == 'm' ? "mutex" : "omp-lock", run_ns, &pr, &why);
+		cpu1 = cpu_ns();
+		if (rc) {
+			fprintf(stderr, "hwsync-shim-patterns: %s: %s\n", p, why);
+			return 1;
+		}
+		ops = pr.ops;
+		ns = pr.ns;
+		base_ops = pr.base_ops;
+		base_ns = pr.base_ns;
 	} else if (!strcmp(p, "spin")) {
 		pin_self(0);
 		solo_spin_run(&ops, &ns);
@@ -1039,9 +1059,9 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lat_ns=%llu fair=%.6f "
-	       "p99_ns=%llu lib=%s\n", (unsigned long long)ops, (unsigned long long)ns,
-	       (unsigned long long)(cpu1 - cpu0), peak_rss_kib(), threads,
+	       "p99_ns=%llu base_ops=%llu base_ns=%llu lib=%s\n", (unsigned long long)ops,
+	       (unsigned long long)ns, (unsigned long long)(cpu1 - cpu0), peak_rss_kib(), threads,
 	       (unsigned long long)lat_ns, fairness, (unsigned long long)p99_ns,
-	       mutex_provider());
+	       (unsigned long long)base_ops, (unsigned long long)base_ns, mutex_provider());
 	return 0;
 }

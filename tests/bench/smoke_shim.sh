@@ -39,13 +39,14 @@ patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-privat
             "cond-periodic", "cond-consumer", "mutex-empty", "mutex-empty-async",
             "mutex-yield8-1", "mutex-yield8-4", "mutex-yield8-16", "mutex-rt",
             "omp-parallel", "omp-parallel-for", "omp-for-dynamic", "omp-sections",
-            "omp-ordered", "rwlock-read99"]
+            "omp-ordered", "rwlock-read99", "mutex-paired", "omp-lock-paired"]
 fair = {"rwlock-read99", "mutex-contended", "mutex-private", "mutex-yield", "spin-contended", "spin-oversub",
         "mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
         "mutex-yield8-16", "mutex-rt"}
 p99 = {"mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
        "mutex-yield8-16", "mutex-rt"}
 latency = {"cond-periodic", "cond-consumer"}
+inproc = {"mutex-paired", "omp-lock-paired"}
 skipped = {s["what"]: s["reason"] for s in e["skipped"]}
 for p in patterns:
     rows = [r for r in e["rows"] if r["pattern"] == p]
@@ -92,6 +93,11 @@ for p in patterns:
     if p in fair:
         for r in rows:
             assert r["fairness"]["median"] <= 1, (p, r["fairness"])
+    # the in-process ratio on both rows of a paired pattern, and only there
+    for r in rows:
+        assert ("paired_ratio" in r) == (p in inproc), (p, r["impl"])
+        if p in inproc:
+            assert r["paired_ratio"]["n"] == reps and r["paired_ratio"]["median"] > 0, (p, r)
 PY
 
 # explicit kinds and policies: one shim row per kind x policy, after native
