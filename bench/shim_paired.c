@@ -3,11 +3,11 @@
  * and through the native ones, found in the C library or libgomp itself
  * with dlopen (RTLD_NOLOAD: the object the program already uses) and dlsym
  * on its handle, in alternated turns of TURN_PAIRS pairs.  Both are called
- * through function pointers of the entry points' own types.  Between two processes the same run differs by
- * 5-10% on a virtual machine; turns within one process compare the two
- * within about 1%, which is what an uncontended path's few nanoseconds
- * need.  Without the shim both sides are the native functions: the ratio is
- * then the method's own noise. */
+ * through function pointers of the entry points' own types.  Between two
+ * processes the same run differs by 5-10% on a virtual machine; turns
+ * within one process compare the two within about 1%, which is what an
+ * uncontended path's few nanoseconds need.  Without the shim both sides are
+ * the native functions: the ratio is then the method's own noise. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
