@@ -13,6 +13,7 @@
 #include "tests/locks/lock_test.h"
 #include <hwsync/lock_auto.h>
 #include "prims/lock_auto_internal.h"
+#include "prims/lock_auto_waiter.h"
 #include "wait/internal.h"
 
 #define BOUND_NS 100000000ull   /* 100 x 1 ms */
@@ -142,6 +143,28 @@ static void release_hands_off(void)
 	printf("a claim on a held lock: the release handed it over\n");
 }
 
+/* A claimant that gives up at its deadline (lock_auto_sleep.c): before the
+ * hand-off it withdraws its claim; once the generation has moved the lock
+ * was handed to it, and giving up must take it, not leave a held lock that
+ * nobody owns.  The race between the two is narrow, so the words are set
+ * by hand. */
+static void give_up_after_hand_off(void)
+{
+	struct waiter me = { .c = &lock.core, .learn = &lock.learn, .w = &policy,
+			     .deadline = 0, .claimant = true, .claim_gen = 5 };
+	hws_auto_init(&lock, &policy);
+	atomic_store(&lock.core.state, HWS_AUTO_LOCKED | HWS_AUTO_STARVING | 5 * HWS_AUTO_GEN_ONE);
+	CHECK(hws_auto_give_up(&me));   /* not handed yet: the claim goes */
+	CHECK_EQ(atomic_load(&lock.core.state), HWS_AUTO_LOCKED | 5 * HWS_AUTO_GEN_ONE);
+	/* the holder's release handed it over: one generation more */
+	atomic_store(&lock.core.state, HWS_AUTO_LOCKED | 6 * HWS_AUTO_GEN_ONE);
+	CHECK(!hws_auto_give_up(&me));   /* it is ours */
+	CHECK_EQ(atomic_load(&lock.core.state), HWS_AUTO_LOCKED | 6 * HWS_AUTO_GEN_ONE);
+	CHECK_EQ(hws_auto_release(&lock), 0);
+	CHECK_EQ(atomic_load(&lock.core.state), 7 * HWS_AUTO_GEN_ONE);
+	printf("a claimant at its deadline: withdrew before the hand-off, took the lock after it\n");
+}
+
 /* Quiet: a waiter behind a long hold (100 ms, far past the bound) sleeps
  * through most of it instead of spinning, claiming and spinning again. */
 static _Atomic int long_phase;
@@ -179,6 +202,7 @@ int main(void)
 	CHECK_EQ(hws_wait_init(&policy, "futex"), 0);
 	long_hold_sleeps();
 	release_hands_off();
+	give_up_after_hand_off();
 	claim_blocks_barging();
 	CHECK_EQ(against_hog(HWS_AUTO_ADAPT, "adaptive"), 0);
 	CHECK_EQ(against_hog(HWS_AUTO_FORCE_PARK, "waiter parks"), 0);
