@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 #ifdef HWS_PATTERNS_OPENMP
 #include <omp.h>
 #endif
@@ -31,17 +30,10 @@ struct side {
 #endif
 };
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* One turn; its time in ns. */
 static uint64_t turn(const struct side *s)
 {
-	uint64_t t0 = clock_ns();
+	uint64_t t0 = now_ns();
 	if (s->mutex) {
 		for (unsigned i = 0; i < TURN_PAIRS; i++) {
 			s->mutex_lock(s->mutex);
@@ -56,7 +48,7 @@ static uint64_t turn(const struct side *s)
 		}
 	}
 #endif
-	return clock_ns() - t0;
+	return now_ns() - t0;
 }
 
 /* The native object's own definition of `name`: dlsym on its handle looks
@@ -116,8 +108,8 @@ int paired_run(const char *kind, uint64_t run_ns, struct paired_result *r, const
 	/* one turn of each first, untimed: first use claims the objects */
 	turn(&linked);
 	turn(&native);
-	uint64_t end = clock_ns() + run_ns;
-	for (unsigned i = 0; clock_ns() < end || !r->ops; i++) {
+	uint64_t end = now_ns() + run_ns;
+	for (unsigned i = 0; now_ns() < end || !r->ops; i++) {
 		/* alternate which side goes first in a pair of turns */
 		const struct side *a = i & 1 ? &native : &linked, *b = i & 1 ? &linked : &native;
 		uint64_t ta = turn(a), tb = turn(b);

@@ -12,6 +12,9 @@ struct paired_result {
 	uint64_t base_ops, base_ns;   /* the native ones' turns */
 };
 
+/* CLOCK_MONOTONIC in ns (shim_patterns.c, the program's one clock). */
+uint64_t now_ns(void);
+
 /* kind: "mutex" or "omp-lock"; runs for about run_ns on the calling
  * thread.  0, or an errno value with *why set (the native entry points
  * could not be found). */

@@ -55,7 +55,7 @@ static uint64_t lat_ns;         /* median wake latency (cond-*), 0 = none */
 static double fairness;         /* slowest thread's ops / fastest's, 0 = none */
 static uint64_t p99_ns;         /* sampled lock waits' 99th percentile, 0 = none */
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
