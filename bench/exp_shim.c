@@ -80,6 +80,8 @@ static const struct pattern {
 	{ "mutex-rt", K_RATE, T_OVERSUB, F_FAIR | F_P99, 4 },
 	{ "mutex-paired", K_RATE, T_ONE, F_PAIRED, 0 },
 	{ "omp-lock-paired", K_RATE, T_ONE, F_PAIRED, 0 },
+	{ "cond-periodic-paired", K_RATE, T_TWO, F_PAIRED | F_LATENCY, 0 },
+	{ "cond-consumer-paired", K_RATE, T_TWO, F_PAIRED | F_LATENCY, 0 },
 };
 
 static unsigned per_cpu(const struct pattern *p)
@@ -114,6 +116,7 @@ struct result {
 	struct bench_child ch;                  /* wall time, wait4's CPU time */
 	/* what the child printed */
 	unsigned long long ops, ns, cpu_ns, rss_kib, lat_ns, p99_ns, base_ops, base_ns;
+	unsigned long long base_cpu_ns, base_lat_ns;
 	double fair;
 	char lib[256];
 };
@@ -142,15 +145,18 @@ static int run_once(struct sh_cell *k, uint64_t timeout_ns, struct result *out, 
 	}
 	text[first] = 0;
 	if (sscanf(text, "ops=%llu ns=%llu cpu_ns=%llu rss_kib=%llu threads=%*u lat_ns=%llu "
-		   "fair=%lf p99_ns=%llu base_ops=%llu base_ns=%llu lib=%255s%7s", &out->ops,
-		   &out->ns, &out->cpu_ns, &out->rss_kib, &out->lat_ns, &out->fair, &out->p99_ns,
-		   &out->base_ops, &out->base_ns, out->lib, rest) != 10 ||
+		   "fair=%lf p99_ns=%llu base_ops=%llu base_ns=%llu base_cpu_ns=%llu "
+		   "base_lat_ns=%llu lib=%255s%7s", &out->ops, &out->ns, &out->cpu_ns,
+		   &out->rss_kib, &out->lat_ns, &out->fair, &out->p99_ns, &out->base_ops,
+		   &out->base_ns, &out->base_cpu_ns, &out->base_lat_ns, out->lib, rest) != 12 ||
 	    !out->rss_kib ||
 	    /* a latency, fairness, p99 and native side exactly where the pattern
 	     * measures them */
 	    !(k->p->flags & F_LATENCY) != !out->lat_ns ||
 	    !(k->p->flags & F_FAIR) != !(out->fair > 0) || !(k->p->flags & F_P99) != !out->p99_ns ||
-	    !(k->p->flags & F_PAIRED) != !(out->base_ops && out->base_ns)) {
+	    !(k->p->flags & F_PAIRED) != !(out->base_ops && out->base_ns) ||
+	    !((k->p->flags & F_PAIRED) && (k->p->flags & F_LATENCY)) !=
+		    !(out->base_cpu_ns && out->base_lat_ns)) {
 		snprintf(why, whylen, "error: %s printed '%.120s'", k->name, text);
 		return EPROTO;
 	}
@@ -249,6 +255,15 @@ static int sh_run(struct bench_ctx *ctx, struct bench_cell *c)
 		bench_sample_value(c, "paired_ratio", "linked/native",
 				   ((double)ch.ops / (double)ch.ns) /
 					   ((double)ch.base_ops / (double)ch.base_ns));
+	if ((k->p->flags & F_PAIRED) && (k->p->flags & F_LATENCY)) {
+		/* the sleeping consumers: CPU time a second of turns, and the
+		 * median latency, linked over native, from the same run */
+		bench_sample_value(c, "paired_cpu_ratio", "linked/native",
+				   ((double)ch.cpu_ns / (double)ch.ns) /
+					   ((double)ch.base_cpu_ns / (double)ch.base_ns));
+		bench_sample_value(c, "paired_latency_ratio", "linked/native",
+				   (double)ch.lat_ns / (double)ch.base_lat_ns);
+	}
 	if (!k->shim) {
 		k->pair->round = round;
 		k->pair->have = true;
@@ -652,6 +667,13 @@ static struct bench_exp shim_exp = {
 "                        pairs in one process: runs of separate processes differ\n"
 "                        by 5-10% on a virtual machine, turns in one process\n"
 "                        compare the two paths within about 1% (paired_ratio)\n"
+"    cond-periodic-paired, cond-periodic and cond-consumer in alternated turns of\n"
+"    cond-consumer-paired  25 periods (5 ms), each side with its own mutex and\n"
+"                        condition variable: the linked entry points and the C\n"
+"                        library's own.  A wake-up's latency on a virtual machine\n"
+"                        is mostly the host waking an idle CPU, and it drifts by\n"
+"                        10-30% between runs; turns in one process see the same\n"
+"                        host (paired_latency_ratio, paired_cpu_ratio)"
 "    The OpenMP patterns are skipped when hwsync-shim-patterns was built without\n"
 "    OpenMP (GNU libgomp only: the shim serves libgomp's entry points).\n"
 "\n"
@@ -712,7 +734,12 @@ static struct bench_exp shim_exp = {
 "    paired_ratio      *-paired: the linked entry points' throughput over the\n"
 "                      native ones' in the same run (shim rows: the shim's over\n"
 "                      glibc's or libgomp's; native rows: about 1, the method's\n"
-"                      own noise)\n",
+"                      own noise)\n"
+"    paired_cpu_ratio, paired_latency_ratio\n"
+"                      cond-*-paired: the process's CPU time a second over the\n"
+"                      linked side's turns, and the linked side's median wake\n"
+"                      latency, over the native side's in the same run;\n"
+"                      cpu_window and wake_latency are the linked side's\n",
 	.impls = sh_impls,
 	.uses_policies = true,
 	.def_policies = "adaptive",

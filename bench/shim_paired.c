@@ -51,9 +51,8 @@ static uint64_t turn(const struct side *s)
 	return now_ns() - t0;
 }
 
-/* The native object's own definition of `name`: dlsym on its handle looks
- * there first.  NULL where the object is not loaded or lacks it. */
-static void *native_fn(const char *object, const char *name)
+/* dlsym on the object's handle looks in that object first. */
+void *paired_native_fn(const char *object, const char *name)
 {
 	void *h = dlopen(object, RTLD_NOW | RTLD_NOLOAD), *f = NULL;
 	if (h) {
@@ -77,8 +76,8 @@ int paired_run(const char *kind, uint64_t run_ns, struct paired_result *r, const
 		linked.mutex_lock = pthread_mutex_lock;
 		linked.mutex_unlock = pthread_mutex_unlock;
 		linked.mutex = &linked_mutex;
-		*(void **)&native.mutex_lock = native_fn("libc.so.6", "pthread_mutex_lock");
-		*(void **)&native.mutex_unlock = native_fn("libc.so.6", "pthread_mutex_unlock");
+		*(void **)&native.mutex_lock = paired_native_fn("libc.so.6", "pthread_mutex_lock");
+		*(void **)&native.mutex_unlock = paired_native_fn("libc.so.6", "pthread_mutex_unlock");
 		native.mutex = &native_mutex;
 		if (!native.mutex_lock || !native.mutex_unlock) {
 			*why = "the C library's pthread_mutex_lock was not found";
@@ -87,9 +86,9 @@ int paired_run(const char *kind, uint64_t run_ns, struct paired_result *r, const
 #ifdef HWS_PATTERNS_OPENMP
 	} else if (!strcmp(kind, "omp-lock")) {
 		void (*init)(omp_lock_t *);
-		*(void **)&init = native_fn("libgomp.so.1", "omp_init_lock");
-		*(void **)&native.omp_set = native_fn("libgomp.so.1", "omp_set_lock");
-		*(void **)&native.omp_unset = native_fn("libgomp.so.1", "omp_unset_lock");
+		*(void **)&init = paired_native_fn("libgomp.so.1", "omp_init_lock");
+		*(void **)&native.omp_set = paired_native_fn("libgomp.so.1", "omp_set_lock");
+		*(void **)&native.omp_unset = paired_native_fn("libgomp.so.1", "omp_unset_lock");
 		if (!init || !native.omp_set || !native.omp_unset) {
 			*why = "libgomp's omp_set_lock was not found";
 			return ENOENT;

@@ -12,15 +12,17 @@
  * `mutex-rt` instead start four unpinned threads per CPU they may use, and
  * `mutex-yield8-N` N per CPU.  On success it prints one line
  *     ops=N ns=T cpu_ns=C rss_kib=R threads=K lat_ns=L fair=F p99_ns=P
- *     base_ops=B base_ns=S lib=FILE
+ *     base_ops=B base_ns=S base_cpu_ns=BC base_lat_ns=BL lib=FILE
  * (operations, the measured window, the process's CPU time in that window,
  * its peak resident set, threads, the median wake latency where the pattern
  * measures one (else 0), the fairness: the slowest thread's operations over
  * the fastest's where all threads do the same work (else 0), the 99th
  * percentile of the sampled lock waits where the pattern samples them (else
- * 0), for the paired patterns (shim_paired.c) the native entry points'
- * operations and time in the same process, ops and ns being the linked
- * ones' (else 0 and 0), and the object that provides pthread_mutex_lock:
+ * 0), for the paired patterns (shim_paired.c, shim_paired_cond.c) the
+ * native entry points' operations and time in the same process, ops and ns
+ * being the linked ones' (else 0 and 0), for the paired sleeping consumers
+ * also the native side's CPU time and median latency, C and L being the
+ * linked side's (else 0 and 0), and the object that provides pthread_mutex_lock:
  * the shim or the C library, for the caller to check) and exits 0; a failed
  * check prints one line on stderr and exits 1. */
 #define _GNU_SOURCE
@@ -63,7 +65,7 @@ uint64_t now_ns(void)
 }
 
 /* CPU time of all threads of the process so far. */
-static uint64_t cpu_ns(void)
+uint64_t cpu_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -92,7 +94,7 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-static void pin_self(unsigned i)
+void pin_self(unsigned i)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -784,6 +786,7 @@ static const struct {
 	{ "mutex-yield8-1", false }, { "mutex-yield8-4", false }, { "mutex-yield8-16", false },
 	{ "mutex-rt", false }, { "cond-consumer", false },
 	{ "mutex-paired", false }, { "omp-lock-paired", true },
+	{ "cond-periodic-paired", false }, { "cond-consumer-paired", false },
 	{ "omp-parallel", true }, { "omp-parallel-for", true }, { "omp-for-dynamic", true },
 	{ "omp-sections", true }, { "omp-ordered", true }, { "rwlock-read99", false },
 };
@@ -847,7 +850,7 @@ int main(int argc, char **argv)
 		die("sched_setaffinity", rc);
 	run_ns = amount;
 
-	uint64_t ops = 0, ns = 0, base_ops = 0, base_ns = 0;
+	uint64_t ops = 0, ns = 0, base_ops = 0, base_ns = 0, base_cpu_ns = 0, base_lat_ns = 0;
 	unsigned threads = 1;
 	struct team t = { .n = ncpus, .pin = true };
 	static struct spin_shared spin;
@@ -869,6 +872,28 @@ int main(int argc, char **argv)
 		ns = pr.ns;
 		base_ops = pr.base_ops;
 		base_ns = pr.base_ns;
+	} else if (!strcmp(p, "cond-periodic-paired") || !strcmp(p, "cond-consumer-paired")) {
+		struct paired_result pr;
+		const char *why = "";
+		if (ncpus != 2) {
+			fprintf(stderr, "hwsync-shim-patterns: %s takes 2 CPUs\n", p);
+			return 2;
+		}
+		rc = paired_cond_run(p[5] == 'p', run_ns, &pr, &why);
+		if (rc) {
+			fprintf(stderr, "hwsync-shim-patterns: %s: %s\n", p, why);
+			return 1;
+		}
+		/* the linked side's turns: their wake-ups, time, CPU time, latency */
+		ops = pr.ops;
+		ns = pr.ns;
+		cpu1 = pr.cpu_ns;
+		lat_ns = pr.lat_ns;
+		threads = 2;
+		base_ops = pr.base_ops;
+		base_ns = pr.base_ns;
+		base_cpu_ns = pr.base_cpu_ns;
+		base_lat_ns = pr.base_lat_ns;
 	} else if (!strcmp(p, "spin")) {
 		pin_self(0);
 		solo_spin_run(&ops, &ns);
@@ -1059,9 +1084,10 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("ops=%llu ns=%llu cpu_ns=%llu rss_kib=%lu threads=%u lat_ns=%llu fair=%.6f "
-	       "p99_ns=%llu base_ops=%llu base_ns=%llu lib=%s\n", (unsigned long long)ops,
-	       (unsigned long long)ns, (unsigned long long)(cpu1 - cpu0), peak_rss_kib(), threads,
-	       (unsigned long long)lat_ns, fairness, (unsigned long long)p99_ns,
-	       (unsigned long long)base_ops, (unsigned long long)base_ns, mutex_provider());
+	       "p99_ns=%llu base_ops=%llu base_ns=%llu base_cpu_ns=%llu base_lat_ns=%llu lib=%s\n",
+	       (unsigned long long)ops, (unsigned long long)ns, (unsigned long long)(cpu1 - cpu0),
+	       peak_rss_kib(), threads, (unsigned long long)lat_ns, fairness,
+	       (unsigned long long)p99_ns, (unsigned long long)base_ops, (unsigned long long)base_ns,
+	       (unsigned long long)base_cpu_ns, (unsigned long long)base_lat_ns, mutex_provider());
 	return 0;
 }

@@ -39,14 +39,16 @@ patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-privat
             "cond-periodic", "cond-consumer", "mutex-empty", "mutex-empty-async",
             "mutex-yield8-1", "mutex-yield8-4", "mutex-yield8-16", "mutex-rt",
             "omp-parallel", "omp-parallel-for", "omp-for-dynamic", "omp-sections",
-            "omp-ordered", "rwlock-read99", "mutex-paired", "omp-lock-paired"]
+            "omp-ordered", "rwlock-read99", "mutex-paired", "omp-lock-paired",
+            "cond-periodic-paired", "cond-consumer-paired"]
 fair = {"rwlock-read99", "mutex-contended", "mutex-private", "mutex-yield", "spin-contended", "spin-oversub",
         "mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
         "mutex-yield8-16", "mutex-rt"}
 p99 = {"mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
        "mutex-yield8-16", "mutex-rt"}
-latency = {"cond-periodic", "cond-consumer"}
-inproc = {"mutex-paired", "omp-lock-paired"}
+latency = {"cond-periodic", "cond-consumer", "cond-periodic-paired", "cond-consumer-paired"}
+inproc = {"mutex-paired", "omp-lock-paired", "cond-periodic-paired", "cond-consumer-paired"}
+inproc_cond = {"cond-periodic-paired", "cond-consumer-paired"}
 skipped = {s["what"]: s["reason"] for s in e["skipped"]}
 for p in patterns:
     rows = [r for r in e["rows"] if r["pattern"] == p]
@@ -77,7 +79,7 @@ for p in patterns:
     if p.startswith("mutex-yield8-"):
         assert nat["threads"] == int(p.split("-")[-1]) * len(set(nat["cpus"])), nat
     if p in ("mutex-contended", "sem-pingpong", "rwlock-read99", "spin-contended", "cond-periodic",
-             "cond-consumer", "mutex-empty", "mutex-empty-async"):
+             "cond-consumer", "mutex-empty", "mutex-empty-async") or p in inproc_cond:
         assert nat["threads"] == 2 and nat["placement"] == "core", nat
     # the wake latency, fairness and p99 wait where the pattern measures them,
     # and only there, with their paired shim/native samples
@@ -98,6 +100,10 @@ for p in patterns:
         assert ("paired_ratio" in r) == (p in inproc), (p, r["impl"])
         if p in inproc:
             assert r["paired_ratio"]["n"] == reps and r["paired_ratio"]["median"] > 0, (p, r)
+        for m in ("paired_cpu_ratio", "paired_latency_ratio"):
+            assert (m in r) == (p in inproc_cond), (p, r["impl"], m)
+            if p in inproc_cond:
+                assert r[m]["n"] == reps and r[m]["median"] > 0, (p, m, r)
 PY
 
 # explicit kinds and policies: one shim row per kind x policy, after native
