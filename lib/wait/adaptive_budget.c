@@ -6,7 +6,8 @@
  *   cache     the per-machine cache (hwsync info --calibrate) matches this
  *             CPU, kernel and hypervisor (adaptive_cache.c);
  *   learned   the median of the last 16 hand-offs measured on this process's
- *             own futex wake-ups (adaptive_learn.c);
+ *             own futex wake-ups, or of its first 5 until there are 16
+ *             (adaptive_learn.c);
  *   default   none of these yet.
  * One rule turns any of them into the budget:
  *     spin  = 2 * hand-off, clamped to [1us, 100us]
@@ -99,9 +100,14 @@ void hws_adaptive_rule(struct hws_adaptive_calibration *c)
 {
 	static const char *const from[] = {
 		[HWS_ADAPTIVE_DEFAULT] = "",
-		[HWS_ADAPTIVE_LEARNED] = " (median of the last 16 futex wake-ups in this process)",
+		[HWS_ADAPTIVE_LEARNED] = "",
 		[HWS_ADAPTIVE_CACHE] = " (from the per-machine calibration cache)",
 		[HWS_ADAPTIVE_MEASURED] = "",
+	};
+	/* the first estimate until 16 wake-ups were timed (adaptive_learn.c) */
+	static const char *const learned[] = {
+		" (median of the first 5 futex wake-ups in this process)",
+		" (median of the last 16 futex wake-ups in this process)",
 	};
 	char hw[64];
 
@@ -111,7 +117,7 @@ void hws_adaptive_rule(struct hws_adaptive_calibration *c)
 							    : "no hardware wait (none here)");
 	if (c->source == HWS_ADAPTIVE_DEFAULT)
 		snprintf(c->rule, sizeof c->rule,
-			 "spin = 100us (the longest the rule allows) until 16 futex wake-ups in "
+			 "spin = 100us (the longest the rule allows) until 5 futex wake-ups in "
 			 "this process were timed, PAUSE for the first 2*1us then yield; then %s; "
 			 "then futex", hw);
 	else
@@ -120,7 +126,8 @@ void hws_adaptive_rule(struct hws_adaptive_calibration *c)
 			 "yield; then %s; then futex",
 			 c->handoff_ns ? "futex hand-off (wake to running)"
 				       : "(futex_wait + futex_wake + 2*yield) (no helper thread)",
-			 from[c->source], c->yield_ns ? "2*yield" : "2*1us (yield not measured)", hw);
+			 c->source == HWS_ADAPTIVE_LEARNED ? learned[c->samples >= 16] : from[c->source],
+			 c->yield_ns ? "2*yield" : "2*1us (yield not measured)", hw);
 }
 
 void hws_adaptive_use(const struct hws_adaptive_calibration *c)
@@ -206,6 +213,7 @@ void hws_adaptive_current(struct hws_adaptive_calibration *out)
 		memset(out, 0, sizeof *out);
 		/* relaxed: reporting only. */
 		out->handoff_ns = atomic_load_explicit(&learned_handoff, memory_order_relaxed);
+		out->samples = atomic_load_explicit(&learned_samples, memory_order_relaxed);
 		out->source = out->handoff_ns ? HWS_ADAPTIVE_LEARNED : HWS_ADAPTIVE_DEFAULT;
 		hws_adaptive_rule(out);
 	}

@@ -8,7 +8,12 @@
  * Samples are gathered in windows of 16 (the measurement's count); when a
  * window is full its median becomes the process's learned hand-off, so the
  * estimate follows the machine as it is loaded now and one preempted sleeper
- * (a sample of milliseconds) cannot move it.
+ * (a sample of milliseconds) cannot move it.  The first estimate comes
+ * sooner, from the median of the process's first FIRST samples (two
+ * preempted sleepers among them cannot move it either): until then every
+ * wait spins the default 100 us, against which no wait of a few hundred
+ * microseconds counts as long, so a condition variable signalled every
+ * 200 us spun through its first 20 waits (docs/wait-policies.md).
  *
  * The window belongs to whoever holds `busy`; a sample that arrives while
  * another thread holds it is dropped, so nobody ever waits here.
@@ -17,6 +22,7 @@
 #include "wait/internal.h"
 
 #define WINDOW 16
+#define FIRST 5
 
 static struct {
 	_Atomic bool busy;
@@ -34,16 +40,17 @@ void hws_adaptive_learn(uint64_t handoff_ns)
 		return;
 	win.s[win.n++] = handoff_ns;
 	total = ++win.total;
-	if (win.n == WINDOW) {
-		/* insertion sort: 16 values */
-		for (unsigned i = 0; i < WINDOW; i++) {
+	if (win.n == WINDOW || total == FIRST) {
+		/* insertion sort: at most 16 values */
+		for (unsigned i = 0; i < win.n; i++) {
 			unsigned j = i;
 			for (; j > 0 && sorted[j - 1] > win.s[i]; j--)
 				sorted[j] = sorted[j - 1];
 			sorted[j] = win.s[i];
 		}
-		median = sorted[WINDOW / 2];
-		win.n = 0;
+		median = sorted[win.n / 2];
+		if (win.n == WINDOW)
+			win.n = 0;
 		hws_adaptive_set_learned(median, total);
 	}
 	/* release: pairs with the acquire exchange above. */

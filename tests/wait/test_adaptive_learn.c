@@ -1,8 +1,8 @@
 /* The adaptive policy without any calibration: it starts from the default
  * (the longest budget the rule allows), works correctly on it, and learns the
- * futex hand-off from the process's own sleep/wake round trips: once 16 of
- * them were timed the estimate is set, and it is no longer than the round
- * trips the test itself saw.  No cache is read (HWSYNC_CACHE_DIR points at an
+ * futex hand-off from the process's own sleep/wake round trips: a first
+ * estimate once 5 of them were timed, then one from every 16, none longer
+ * than the round trips the test itself saw.  No cache is read (HWSYNC_CACHE_DIR points at an
  * empty directory) and no thread is started by the library. */
 #include "common/test.h"
 #include <dirent.h>
@@ -74,15 +74,26 @@ int main(void)
 	CHECK_EQ(c.spin_ns, 100000);
 	CHECK(c.pause_ns > 0 && c.pause_ns <= c.spin_ns);
 	CHECK_EQ(c.handoff_ns, 0);
-	CHECK(strstr(c.rule, "until 16 futex wake-ups"));
+	CHECK(strstr(c.rule, "until 5 futex wake-ups"));
 	CHECK(!strncmp(hws_adaptive_cache_state(), "none at ", 8));
 
-	/* Too few round trips to learn from (at most 6 wake-ups): still the
+	/* Too few round trips to learn from (at most 4 wake-ups): still the
 	 * default. */
-	round_trips("futex", 3, 300);
+	round_trips("futex", 2, 300);
 	hws_adaptive_current(&c);
 	CHECK_EQ(c.source, HWS_ADAPTIVE_DEFAULT);
 	CHECK_EQ(c.samples, 0);
+
+	/* One round trip at a time (at most 2 wake-ups): the first estimate
+	 * is set at the fifth timed wake-up, not at the sixteenth. */
+	for (int trip = 0; trip < 40 && c.source != HWS_ADAPTIVE_LEARNED; trip++) {
+		round_trips("futex", 1, 300);
+		hws_adaptive_current(&c);
+	}
+	CHECK_EQ(c.source, HWS_ADAPTIVE_LEARNED);
+	CHECK_EQ(c.samples, 5);
+	CHECK(c.handoff_ns > 0 && c.handoff_ns <= longest);
+	CHECK(strstr(c.rule, "median of the first 5 futex wake-ups"));
 
 	/* The policy works from the default on: short waits (spinning) and long
 	 * ones (past the spin budget into futex, which may complete the first
@@ -95,7 +106,7 @@ int main(void)
 	for (int batch = 0; batch < 20; batch++) {
 		round_trips("futex", 16, 300);
 		hws_adaptive_current(&c);
-		if (c.source == HWS_ADAPTIVE_LEARNED)
+		if (c.samples >= 16)
 			break;
 	}
 	CHECK_EQ(c.source, HWS_ADAPTIVE_LEARNED);
