@@ -157,11 +157,11 @@ static inline int hws_wake32_after_rmw(_Atomic uint32_t *addr, uint32_t n)
  * measured when a program starts: the policy uses, best first, a measurement
  * made in this process by hws_adaptive_calibration(), the per-machine cache
  * (written by hws_adaptive_cache_write, i.e. hwsync info --calibrate), the
- * hand-off learned from the process's own futex wake-ups (after 16), or a
+ * hand-off learned from the process's own futex wake-ups (after 5), or a
  * conservative default (docs/wait-policies.md). */
 enum hws_adaptive_source {
 	HWS_ADAPTIVE_DEFAULT,     /* nothing known yet */
-	HWS_ADAPTIVE_LEARNED,     /* median of the last 16 timed wake-ups of this process */
+	HWS_ADAPTIVE_LEARNED,     /* median of the first 5, then of the last 16, timed wake-ups of this process */
 	HWS_ADAPTIVE_CACHE,       /* the per-machine cache */
 	HWS_ADAPTIVE_MEASURED,    /* measured in this process with a helper thread */
 };
