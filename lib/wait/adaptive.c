@@ -50,6 +50,9 @@
  *     long    d > 2 * spin: a spin twice as long would
  *             have failed too                                score + 1
  *     between                                                score - 1
+ * A wait that slept and whose waker timed its FUTEX_WAKE (futex.c: the
+ * hand-off sample) is judged by what a spin would have needed, d less its
+ * own wake-up: short within the budget, else long, with no band between.
  * (0..15).  From score 4 on (four long waits in a row from nothing, and in
  * the long run only while more than 4 of 5 waits are long) a wait goes to
  * sleep at once: no poll loop, no spin, no hardware stage; libomp's block
@@ -59,7 +62,12 @@
  * the 64 PAUSEs of the first loop cost a few us, as much as the sleep's own
  * system calls).  The "between" band keeps convoys out: two threads that
  * wake each other through the kernel wait about two hand-offs, one budget,
- * each; calling that long would make the convoy permanent.
+ * each; calling that long would make the convoy permanent.  Where the
+ * wake-up was timed, such a wait less its own wake-up is the partner's
+ * wake-up and work, about half a budget: short.  A condvar signalled every
+ * 200 us whose consumer runs 50 us after each signal waits the whole period
+ * each time, no more than twice a budget of 100 us: judged by d alone it
+ * sat in the band and kept spinning.
  * Probes: a skipping word polls and spins as usual on every 16th wait; a
  * probe that fails doubles the interval (up to 64), one that does not makes
  * the next wait a probe too, so a change back to short waits is seen within
@@ -146,7 +154,7 @@ static bool hw_stage_ready(enum hws_wait_kind hw)
 
 int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
-	uint64_t start, now, polls = 0, spin_ns, pause_ns, d;
+	uint64_t start, now, polls = 0, spin_ns, pause_ns, d, woke;
 	bool one_cpu = hws_usable_cpus() == 1, yielding = w->pause_ns == 0 || one_cpu;
 	_Atomic uint32_t *slot = slot_of(a);
 	/* relaxed: a hint, as in learn(). */
@@ -227,10 +235,19 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 
 	/* Stage 3: sleep in the kernel. */
 sleep:
+	hws_wait_woke_ns = 0;
 	rc = hws_wait_futex(a, old, w, dl);
 done:
 	d = hws_now_ns() - start;
-	o = d <= spin_ns ? SHORT : d > 2 * spin_ns ? LONG : BETWEEN;
+	/* A timed wake-up tells when the waker called FUTEX_WAKE, right after
+	 * it changed the word: what a spin would have had to last is d less
+	 * the wake-up itself, and it is short or long by that alone.  Without
+	 * one the wake-up is somewhere in d, hence the band. */
+	woke = rc == 0 && !in_spin ? hws_wait_woke_ns : 0;
+	if (woke && woke < d)
+		o = d - woke <= spin_ns ? SHORT : LONG;
+	else
+		o = d <= spin_ns ? SHORT : d > 2 * spin_ns ? LONG : BETWEEN;
 	/* A wait cut short by its deadline or a signal says only that it was
 	 * at least this long.  One that ended in the spin but long after it
 	 * should have ended was not running meanwhile (a sched_yield that gave

@@ -15,6 +15,7 @@
 
 _Thread_local struct hws_wait_counters hws_wait_tls;
 _Thread_local int hws_wait_intr;
+_Thread_local uint64_t hws_wait_woke_ns;
 
 /* Sleeper counters, one cache line each, indexed by a hash of the address
  * (the table and the hash are in wait.h, for the inline test of
@@ -54,8 +55,10 @@ static void take_sample(struct bucket *b, const void *addr, uint64_t slept, uint
 						     memory_order_relaxed))
 		return;
 	d = ((now << 8) - (v & ~(uint64_t)0xff)) >> 8;
-	if (d <= now - slept)
+	if (d <= now - slept) {
+		hws_wait_woke_ns = d;
 		hws_adaptive_learn(d);
+	}
 }
 
 int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,

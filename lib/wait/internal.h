@@ -122,6 +122,10 @@ struct hws_wait_counters {
 	uint64_t naps;      /* timed sleeps that no wake-up ends (hws_nap_until) */
 };
 extern _Thread_local struct hws_wait_counters hws_wait_tls;
+/* How long after its waker's FUTEX_WAKE call this thread ran again, for the
+ * last sleep that took a timed wake-up (futex.c); the adaptive policy clears
+ * it before it sleeps and reads it after. */
+extern _Thread_local uint64_t hws_wait_woke_ns;
 /* Set by hws_wait_while_eq32_intr: a kernel sleep interrupted by a signal
  * handler ends the wait with EINTR instead of being resumed. */
 extern _Thread_local int hws_wait_intr;

@@ -3,7 +3,8 @@
  * without polling at all; probes, backed off while they fail, notice when
  * spinning pays again; a word whose waits are often short keeps spinning;
  * with one usable CPU the waiter yields instead of polling with PAUSE; a
- * pinned thread does not make the process count one CPU.
+ * pinned thread does not make the process count one CPU; a wait that slept
+ * and was woken by a timed wake-up is judged without that wake-up.
  *
  * Whether a wait polled is read from the waiting thread's poll counter: a
  * wait that sleeps at once reads the word in no polling loop (0 polls), one
@@ -30,7 +31,13 @@
  * time slices of anything else that may run on that CPU meanwhile */
 #define ONE_CPU_LONG_NS 40000000ull
 
-enum step { LONG_WAKE, SHORT_WAKE, LATE_WAKE, YIELD_WAKE, ONE_CPU_LONG_WAKE };
+enum step { LONG_WAKE, SHORT_WAKE, LATE_WAKE, YIELD_WAKE, ONE_CPU_LONG_WAKE, PERIOD_WAKE };
+/* PERIOD_WAKE: the word changes and its sleeper is woken this long after
+ * the waker runs (timed by spinning: a nap would overshoot): a budget and a
+ * quarter, so that a wait, which also holds the waker's own wake-up and the
+ * waiter's, stays under twice the budget unless the two take longer than
+ * three quarters of a budget */
+#define PERIOD_NS (SPIN_NS * 5 / 4)
 
 /* A thread that changes the word once per step the main thread asks for
  * (go), in the way the step says, then reports it done. */
@@ -91,6 +98,11 @@ static void *waker(void *arg)
 		case ONE_CPU_LONG_WAKE:
 			nap_ns(atomic_load_explicit(&wk.step, memory_order_relaxed) == LONG_WAKE ?
 			       LONG_NS : ONE_CPU_LONG_NS);
+			change(i);
+			hws_wake32(wk.word, HWS_WAKE_ALL);
+			break;
+		case PERIOD_WAKE:
+			test_spin_ns(PERIOD_NS);
 			change(i);
 			hws_wake32(wk.word, HWS_WAKE_ALL);
 			break;
@@ -177,6 +189,7 @@ static uint64_t step(enum step s)
 	 * waker stored late */
 	if (((s == LONG_WAKE || s == ONE_CPU_LONG_WAKE) &&
 	     (t2 - t1 < LONG_NS / 2 || hws_wait_tls.sleeps == sleeps)) ||
+	    (s == PERIOD_WAKE && hws_wait_tls.sleeps == sleeps) ||
 	    (s == SHORT_WAKE && t2 - t1 > 2 * SPIN_NS) ||
 	    (s == LATE_WAKE && (!waited || (p0 && atomic_load(&wk.late)))))
 		disturbed = true;
@@ -325,6 +338,33 @@ static bool default_budget(void)
 	return true;
 }
 
+/* Waits that sleep through a budget and a quarter and are woken by a timed
+ * wake-up: what a spin would have needed is longer than the budget, so they
+ * are long and the word soon sleeps at once.  Judged by their whole length,
+ * the wake-ups included, they would sit between one and two budgets, the
+ * band that keeps a word spinning. */
+static bool period_waits(void)
+{
+	_Atomic uint32_t *w = word_on_new_slot();
+	uint64_t p[12];
+
+	CHECK_EQ(hws_wait_init(&pol, SPEC), 0);
+	start_waker(w);
+	for (unsigned k = 0; k < 12; k++)
+		p[k] = step(PERIOD_WAKE);
+	stop_waker();
+	if (disturbed)
+		return false;
+	printf("waits of a budget and a quarter: polls %llu %llu %llu %llu %llu ... %llu\n",
+	       (unsigned long long)p[0], (unsigned long long)p[1], (unsigned long long)p[2],
+	       (unsigned long long)p[3], (unsigned long long)p[4], (unsigned long long)p[11]);
+	CHECK(p[0] > 0);
+	CHECK(hws_adaptive_skips(w));
+	for (unsigned k = 8; k < 12; k++)   /* the first probe comes 16 waits on */
+		CHECK_EQ(p[k], 0);
+	return true;
+}
+
 /* A thread pinned to one CPU asks first: the count is still the process's
  * (its other threads may run elsewhere, and spinning can pay). */
 static void *pinned_asks(void *arg)
@@ -414,6 +454,7 @@ int main(void)
 		CHECK(hws_usable_cpus_refresh() > 1);
 		pin_main(&one);
 	}
+	run(period_waits, "waits of a budget and a quarter");
 	run(long_then_probed, "long waits");
 	run(some_short, "one in three short");
 	run(default_budget, "default budget");
