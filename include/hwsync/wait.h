@@ -161,7 +161,8 @@ static inline int hws_wake32_after_rmw(_Atomic uint32_t *addr, uint32_t n)
  * conservative default (docs/wait-policies.md). */
 enum hws_adaptive_source {
 	HWS_ADAPTIVE_DEFAULT,     /* nothing known yet */
-	HWS_ADAPTIVE_LEARNED,     /* median of the first 5, then of the last 16, timed wake-ups of this process */
+	HWS_ADAPTIVE_LEARNED,     /* median of the first 5, then of the last 16,
+				   * timed wake-ups of this process */
 	HWS_ADAPTIVE_CACHE,       /* the per-machine cache */
 	HWS_ADAPTIVE_MEASURED,    /* measured in this process with a helper thread */
 };
