@@ -857,12 +857,20 @@ int main(int argc, char **argv)
 	if (!strcmp(p, "mutex")) {
 		pin_self(0);
 		solo_mutex_run(&ops, &ns);
-	} else if (!strcmp(p, "mutex-paired") || !strcmp(p, "omp-lock-paired")) {
+	} else if (!strcmp(p, "mutex-paired") || !strcmp(p, "omp-lock-paired") ||
+		   !strcmp(p, "cond-periodic-paired") || !strcmp(p, "cond-consumer-paired")) {
 		struct paired_result pr;
 		const char *why = "";
-		pin_self(0);
+		bool cond = !strncmp(p, "cond-", 5);
+		if (cond && ncpus != 2) {
+			fprintf(stderr, "hwsync-shim-patterns: %s takes 2 CPUs\n", p);
+			return 2;
+		}
+		if (!cond)
+			pin_self(0);
 		cpu0 = cpu_ns();
-		rc = paired_run(p[0] == 'm' ? "mutex" : "omp-lock", run_ns, &pr, &why);
+		rc = cond ? paired_cond_run(p[5] == 'p', run_ns, &pr, &why) :
+			    paired_run(p[0] == 'm' ? "mutex" : "omp-lock", run_ns, &pr, &why);
 		cpu1 = cpu_ns();
 		if (rc) {
 			fprintf(stderr, "hwsync-shim-patterns: %s: %s\n", p, why);
@@ -872,28 +880,15 @@ int main(int argc, char **argv)
 		ns = pr.ns;
 		base_ops = pr.base_ops;
 		base_ns = pr.base_ns;
-	} else if (!strcmp(p, "cond-periodic-paired") || !strcmp(p, "cond-consumer-paired")) {
-		struct paired_result pr;
-		const char *why = "";
-		if (ncpus != 2) {
-			fprintf(stderr, "hwsync-shim-patterns: %s takes 2 CPUs\n", p);
-			return 2;
+		if (cond) {
+			/* the linked side's turns: their CPU time and latency */
+			cpu0 = 0;
+			cpu1 = pr.cpu_ns;
+			lat_ns = pr.lat_ns;
+			threads = 2;
+			base_cpu_ns = pr.base_cpu_ns;
+			base_lat_ns = pr.base_lat_ns;
 		}
-		rc = paired_cond_run(p[5] == 'p', run_ns, &pr, &why);
-		if (rc) {
-			fprintf(stderr, "hwsync-shim-patterns: %s: %s\n", p, why);
-			return 1;
-		}
-		/* the linked side's turns: their wake-ups, time, CPU time, latency */
-		ops = pr.ops;
-		ns = pr.ns;
-		cpu1 = pr.cpu_ns;
-		lat_ns = pr.lat_ns;
-		threads = 2;
-		base_ops = pr.base_ops;
-		base_ns = pr.base_ns;
-		base_cpu_ns = pr.base_cpu_ns;
-		base_lat_ns = pr.base_lat_ns;
 	} else if (!strcmp(p, "spin")) {
 		pin_self(0);
 		solo_spin_run(&ops, &ns);
