@@ -16,6 +16,7 @@
 #ifdef HWS_PATTERNS_OPENMP
 #include <omp.h>
 #endif
+#include "shim_clock.h"
 #include "shim_paired.h"
 
 #define TURN_PAIRS 200000u

@@ -16,13 +16,6 @@ struct paired_result {
 	uint64_t cpu_ns, base_cpu_ns, lat_ns, base_lat_ns;
 };
 
-/* From shim_patterns.c: CLOCK_MONOTONIC in ns (the program's one clock),
- * the process's CPU time in ns, and pinning the calling thread to the i-th
- * CPU of the command line. */
-uint64_t now_ns(void);
-uint64_t cpu_ns(void);
-void pin_self(unsigned i);
-
 /* The native object's own definition of `name` (object: "libc.so.6" or
  * "libgomp.so.1", already loaded); NULL where it is not loaded or lacks it. */
 void *paired_native_fn(const char *object, const char *name);
@@ -32,8 +25,10 @@ void *paired_native_fn(const char *object, const char *name);
  * could not be found). */
 int paired_run(const char *kind, uint64_t run_ns, struct paired_result *r, const char **why);
 
-/* cond-periodic's (periodic) or cond-consumer's producer and consumer on the
- * first two CPUs, the producer on the calling thread; the same returns. */
-int paired_cond_run(bool periodic, uint64_t run_ns, struct paired_result *r, const char **why);
+/* cond-periodic's (periodic) or cond-consumer's producer and consumer, the
+ * producer on the calling thread; pin(i) puts the calling thread on the
+ * i-th CPU (the consumer on 0, the producer on 1); the same returns. */
+int paired_cond_run(bool periodic, void (*pin)(unsigned i), uint64_t run_ns,
+		    struct paired_result *r, const char **why);
 
 #endif

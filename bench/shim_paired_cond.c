@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "shim_clock.h"
 #include "shim_paired.h"
 
 #define PERIOD_NS 200000ull     /* as cond-periodic and cond-consumer */
@@ -40,6 +41,7 @@ struct side {
 struct pair {
 	struct side side[2];            /* [0] linked, [1] native */
 	bool periodic;                  /* absolute schedule, else relative sleeps */
+	void (*pin)(unsigned i);        /* to the i-th CPU */
 	_Atomic unsigned last_turn;     /* the last measured turn; 0 while running */
 };
 
@@ -55,7 +57,7 @@ static struct side *side_of(struct pair *p, unsigned k)
 static void *consumer(void *arg)
 {
 	struct pair *p = arg;
-	pin_self(0);
+	p->pin(0);
 	for (unsigned k = 1;; k++) {
 		/* acquire: pairs with the producer's release store of the last
 		 * turn, made before it ends that turn on its side */
@@ -155,12 +157,14 @@ static uint64_t median(struct side *s)
 	return s->nlat ? s->lat[s->nlat / 2] : 0;
 }
 
-int paired_cond_run(bool periodic, uint64_t run_ns, struct paired_result *r, const char **why)
+int paired_cond_run(bool periodic, void (*pin)(unsigned i), uint64_t run_ns,
+		    struct paired_result *r, const char **why)
 {
 	static struct pair p;
 	struct side *linked = &p.side[0], *native = &p.side[1];
 	memset(r, 0, sizeof *r);
 	p.periodic = periodic;
+	p.pin = pin;
 	linked->lock = pthread_mutex_lock;
 	linked->unlock = pthread_mutex_unlock;
 	linked->wait = pthread_cond_wait;
@@ -190,7 +194,7 @@ int paired_cond_run(bool periodic, uint64_t run_ns, struct paired_result *r, con
 		*why = "pthread_create failed";
 		return rc;
 	}
-	pin_self(1);
+	pin(1);
 	produce(&p, run_ns);
 	pthread_join(t, NULL);
 	r->ops = linked->wakes;

@@ -44,6 +44,7 @@
 #ifdef HWS_PATTERNS_OPENMP
 #include <omp.h>
 #endif
+#include "shim_clock.h"
 #include "shim_paired.h"
 
 #define MAX_THREADS 256
@@ -56,21 +57,6 @@ static uint64_t cpu0, cpu1;     /* CPU time of the process at the window's ends 
 static uint64_t lat_ns;         /* median wake latency (cond-*), 0 = none */
 static double fairness;         /* slowest thread's ops / fastest's, 0 = none */
 static uint64_t p99_ns;         /* sampled lock waits' 99th percentile, 0 = none */
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU time of all threads of the process so far. */
-uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Peak resident set of this process image (VmHWM, KiB), 0 if unknown.  Not
  * the parent's ru_maxrss: Linux carries the spawning process's resident set
@@ -94,7 +80,7 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-void pin_self(unsigned i)
+static void pin_self(unsigned i)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -869,7 +855,7 @@ int main(int argc, char **argv)
 		if (!cond)
 			pin_self(0);
 		cpu0 = cpu_ns();
-		rc = cond ? paired_cond_run(p[5] == 'p', run_ns, &pr, &why) :
+		rc = cond ? paired_cond_run(p[5] == 'p', pin_self, run_ns, &pr, &why) :
 			    paired_run(p[0] == 'm' ? "mutex" : "omp-lock", run_ns, &pr, &why);
 		cpu1 = cpu_ns();
 		if (rc) {
