@@ -154,7 +154,7 @@ static bool hw_stage_ready(enum hws_wait_kind hw)
 
 int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
-	uint64_t start, now, polls = 0, spin_ns, pause_ns, d, woke;
+	uint64_t start, now, polls = 0, spin_ns, pause_ns, d, woke = 0;
 	bool one_cpu = hws_usable_cpus() == 1, yielding = w->pause_ns == 0 || one_cpu;
 	_Atomic uint32_t *slot = slot_of(a);
 	/* relaxed: a hint, as in learn(). */
@@ -237,13 +237,14 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 sleep:
 	hws_wait_woke_ns = 0;
 	rc = hws_wait_futex(a, old, w, dl);
+	/* only a futex sleep of this wait leaves a sample here */
+	woke = rc == 0 ? hws_wait_woke_ns : 0;
 done:
 	d = hws_now_ns() - start;
 	/* A timed wake-up tells when the waker called FUTEX_WAKE, right after
 	 * it changed the word: what a spin would have had to last is d less
 	 * the wake-up itself, and it is short or long by that alone.  Without
 	 * one the wake-up is somewhere in d, hence the band. */
-	woke = rc == 0 && !in_spin ? hws_wait_woke_ns : 0;
 	if (woke && woke < d)
 		o = d - woke <= spin_ns ? SHORT : LONG;
 	else
