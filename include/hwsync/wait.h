@@ -30,7 +30,11 @@
  * the word, issues a seq_cst fence and reads the counter.  By the store-buffer
  * ([DEKKER]) argument at least one side sees the other's write: either the waiter
  * sees the new value and does not sleep, or the waker sees a sleeper and calls
- * FUTEX_WAKE.  Hash collisions only cost an unneeded system call.
+ * FUTEX_WAKE.  Hash collisions only cost an unneeded system call.  A sleeper
+ * that FUTEX_WAKE woke is taken off the counter by its waker (the number the
+ * call returns); one that timed out, was interrupted or never slept takes
+ * itself off.  So a woken thread touches no counter on its way back, and the
+ * count is too high only for a moment, which costs a wake call at most.
  */
 #ifndef HWSYNC_WAIT_H
 #define HWSYNC_WAIT_H

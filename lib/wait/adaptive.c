@@ -128,6 +128,38 @@ static void learn(_Atomic uint32_t *slot, enum outcome o, bool probe)
 							memory_order_relaxed);
 }
 
+/* A wait of length d (woke: its own timed wake-up, 0 if none) against the
+ * spin budget.  A timed wake-up tells when the waker called FUTEX_WAKE,
+ * right after it changed the word: what a spin would have had to last is d
+ * less the wake-up itself, and it is short or long by that alone.  Without
+ * one the wake-up is somewhere in d, hence the band. */
+static enum outcome judge(uint64_t d, uint64_t woke, uint64_t spin_ns)
+{
+	if (woke && woke < d)
+		return d - woke <= spin_ns ? SHORT : LONG;
+	return d <= spin_ns ? SHORT : d > 2 * spin_ns ? LONG : BETWEEN;
+}
+
+/* This thread's last wait that a futex wake-up ended, judged when the
+ * thread next waits: the judgement needs the wake-up's sample, whose taking
+ * (futex.c) would delay the thread's return to what it waited for.  At the
+ * next wait's start the thread is not needed elsewhere, and that wait, like
+ * any, reads the slot with every verdict in it. */
+static _Thread_local struct {
+	_Atomic uint32_t *slot;   /* NULL: nothing to judge */
+	uint64_t d, spin_ns, sleep;
+	bool probe;
+} unjudged;
+
+static void judge_last_sleep(void)
+{
+	if (unjudged.slot) {
+		uint64_t woke = hws_futex_woken_sample(unjudged.sleep);
+		learn(unjudged.slot, judge(unjudged.d, woke, unjudged.spin_ns), unjudged.probe);
+		unjudged.slot = NULL;
+	}
+}
+
 /* The word's slot, keyed by its second byte: the word's own address is the
  * key of whatever owns the word (the auto lock keeps its learning there). */
 static _Atomic uint32_t *slot_of(const void *word)
@@ -154,9 +186,10 @@ static bool hw_stage_ready(enum hws_wait_kind hw)
 
 int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
 {
-	uint64_t start, now, polls = 0, spin_ns, pause_ns, d, woke = 0;
+	uint64_t start, now, polls = 0, spin_ns, pause_ns, d, sleeps;
 	bool one_cpu = hws_usable_cpus() == 1, yielding = w->pause_ns == 0 || one_cpu;
 	_Atomic uint32_t *slot = slot_of(a);
+	judge_last_sleep();
 	/* relaxed: a hint, as in learn(). */
 	uint32_t seen = atomic_load_explicit(slot, memory_order_relaxed);
 	bool skip = SCORE(seen) >= SKIP_AT, probe = skip && !UNTIL(seen), in_spin = false;
@@ -235,20 +268,20 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 
 	/* Stage 3: sleep in the kernel. */
 sleep:
-	hws_wait_woke_ns = 0;
+	sleeps = hws_futex_woken.seq;
 	rc = hws_wait_futex(a, old, w, dl);
-	/* only a futex sleep of this wait leaves a sample here */
-	woke = rc == 0 ? hws_wait_woke_ns : 0;
+	if (rc == 0 && hws_futex_woken.seq != sleeps) {
+		/* a wake-up ended it: judged with its sample at the next wait */
+		unjudged.slot = slot;
+		unjudged.d = hws_futex_woken.at - start;
+		unjudged.spin_ns = spin_ns;
+		unjudged.sleep = hws_futex_woken.seq;
+		unjudged.probe = probe;
+		return 0;
+	}
 done:
 	d = hws_now_ns() - start;
-	/* A timed wake-up tells when the waker called FUTEX_WAKE, right after
-	 * it changed the word: what a spin would have had to last is d less
-	 * the wake-up itself, and it is short or long by that alone.  Without
-	 * one the wake-up is somewhere in d, hence the band. */
-	if (woke && woke < d)
-		o = d - woke <= spin_ns ? SHORT : LONG;
-	else
-		o = d <= spin_ns ? SHORT : d > 2 * spin_ns ? LONG : BETWEEN;
+	o = judge(d, 0, spin_ns);
 	/* A wait cut short by its deadline or a signal says only that it was
 	 * at least this long.  One that ended in the spin but long after it
 	 * should have ended was not running meanwhile (a sched_yield that gave

@@ -5,7 +5,14 @@
  * Both sides also time the hand-off for the adaptive policy (adaptive_learn.c):
  * a FUTEX_WAKE that woke someone stores its start time, tagged with the
  * address, in the bucket's `woke` slot; the first sleeper of that address to
- * run again takes it.  Only the slow paths (system calls) pay for it. */
+ * take it reports how long after the wake it ran again.  Only the slow paths
+ * (system calls) pay for it, and the woken thread not before it needs to:
+ * taking the stamp reads and clears a line the waker just wrote (on the
+ * waker's CPU) and feeds the learning window, work that would stand between
+ * its wake-up and what it waited for.  It notes the time it ran again and
+ * takes the stamp when it sleeps again or when the adaptive policy asks
+ * (hws_futex_woken_sample).  For the same reason the waker, not the woken
+ * thread, takes a woken sleeper off the bucket's count (wake_call). */
 #include <errno.h>
 #include <linux/futex.h>
 #include <time.h>
@@ -15,7 +22,7 @@
 
 _Thread_local struct hws_wait_counters hws_wait_tls;
 _Thread_local int hws_wait_intr;
-_Thread_local uint64_t hws_wait_woke_ns;
+_Thread_local struct hws_futex_woken hws_futex_woken;
 
 /* Sleeper counters, one cache line each, indexed by a hash of the address
  * (the table and the hash are in wait.h, for the inline test of
@@ -41,24 +48,45 @@ static inline uint64_t addr_tag(const void *addr)
 	return (addr_hash(addr) >> 48) & 0xff;
 }
 
-/* We slept on addr from `slept` and run again at `now`: take the waker's
- * time stamp if it is for this address and from a wake that started after
- * we went to sleep (an older one was left by a wake whose sleeper ran before
- * the stamp was stored).  Times are compared modulo 2^56. */
-static void take_sample(struct bucket *b, const void *addr, uint64_t slept, uint64_t now)
+/* We slept on addr from `slept` and ran again at `now`: take the waker's
+ * time stamp if it is for this address and from a wake that started while
+ * we slept (an older one was left by a wake whose sleeper ran before the
+ * stamp was stored; a newer one, by a wake after ours, belongs to another
+ * sleeper and stays).  Times are compared modulo 2^56.  Returns the
+ * hand-off, 0 without a stamp. */
+static uint64_t take_sample(struct bucket *b, const void *addr, uint64_t slept, uint64_t now)
 {
 	/* relaxed: the stamp is self-contained; stale ones are rejected below. */
 	uint64_t v = atomic_load_explicit(&b->woke, memory_order_relaxed), d;
 
-	if (!v || (v & 0xff) != addr_tag(addr) ||
+	if (!v || (v & 0xff) != addr_tag(addr))
+		return 0;
+	d = ((now << 8) - (v & ~(uint64_t)0xff)) >> 8;
+	if (d > now - slept ||
 	    !atomic_compare_exchange_strong_explicit(&b->woke, &v, 0, memory_order_relaxed,
 						     memory_order_relaxed))
-		return;
-	d = ((now << 8) - (v & ~(uint64_t)0xff)) >> 8;
-	if (d <= now - slept) {
-		hws_wait_woke_ns = d;
-		hws_adaptive_learn(d);
+		return 0;
+	hws_adaptive_learn(d);
+	return d;
+}
+
+/* Take the sample of this thread's last woken sleep if it is still due. */
+static void settle(void)
+{
+	struct hws_futex_woken *w = &hws_futex_woken;
+
+	if (w->addr) {
+		w->sample_ns = take_sample(bucket_of(w->addr), w->addr, w->slept, w->at);
+		w->addr = NULL;
 	}
+}
+
+uint64_t hws_futex_woken_sample(uint64_t seq)
+{
+	if (seq != hws_futex_woken.seq)
+		return 0;
+	settle();
+	return hws_futex_woken.sample_ns;
 }
 
 int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
@@ -70,6 +98,7 @@ int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadl
 	uint64_t slept;
 	int rc = 0;
 
+	settle();
 	/* seq_cst increment, then seq_cst re-read: with the waker's store +
 	 * seq_cst fence + counter read this is the Dekker pattern: one of the two
 	 * sides sees the other's write, so no wake is lost. */
@@ -85,9 +114,17 @@ int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadl
 		/* The kernel re-checks *a == old under its hash-bucket lock. */
 		if (syscall(SYS_futex, a, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, old, tsp,
 			    NULL, bits) == 0) {
+			struct hws_futex_woken *w = &hws_futex_woken;
 			hws_wait_tls.sleeps++;
-			take_sample(b, a, slept, hws_now_ns());
-		} else if (errno == ETIMEDOUT)
+			w->at = hws_now_ns();
+			w->addr = a;
+			w->slept = slept;
+			w->sample_ns = 0;
+			w->seq++;
+			/* The waker took us off the count (wake_call). */
+			return 0;
+		}
+		if (errno == ETIMEDOUT)
 			rc = ETIMEDOUT;
 		else if (errno == EINTR && hws_wait_intr)
 			rc = EINTR;
@@ -132,10 +169,19 @@ static int wake_call(_Atomic uint32_t *addr, struct bucket *b, uint32_t n, uint3
 	uint64_t t0 = hws_now_ns();
 	long woke = syscall(SYS_futex, addr, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
 			    n > (uint32_t)INT32_MAX ? INT32_MAX : (int)n, NULL, NULL, bits);
-	if (woke > 0)
-		/* relaxed: see take_sample. */
-		atomic_store_explicit(&b->woke, t0 << 8 | addr_tag(addr), memory_order_relaxed);
-	return woke > 0 ? (int)woke : 0;
+	if (woke <= 0)
+		return 0;
+	/* The sleepers we woke return 0 from FUTEX_WAIT (it returns 0 only to
+	 * a sleeper a wake took off the kernel's queue) and leave the count to
+	 * us: the line is the one we stamp next, while on the woken thread's
+	 * way back it was one more transfer between cores.  Until this
+	 * subtraction the count is too high, which costs at most a wake call
+	 * that finds nobody, never a lost wake-up.
+	 * release: as the sleeper's own decrement (nothing depends on it). */
+	atomic_fetch_sub_explicit(&b->n, (uint32_t)woke, memory_order_release);
+	/* relaxed: see take_sample. */
+	atomic_store_explicit(&b->woke, t0 << 8 | addr_tag(addr), memory_order_relaxed);
+	return (int)woke;
 }
 
 int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits)

@@ -122,10 +122,20 @@ struct hws_wait_counters {
 	uint64_t naps;      /* timed sleeps that no wake-up ends (hws_nap_until) */
 };
 extern _Thread_local struct hws_wait_counters hws_wait_tls;
-/* How long after its waker's FUTEX_WAKE call this thread ran again, for the
- * last sleep that took a timed wake-up (futex.c); the adaptive policy clears
- * it before it sleeps and reads it after. */
-extern _Thread_local uint64_t hws_wait_woke_ns;
+/* This thread's last futex sleep that a FUTEX_WAKE ended (futex.c): seq
+ * counts such sleeps, `at` is when the thread ran again.  Its hand-off
+ * sample (how long after its waker's FUTEX_WAKE call it ran again) is taken
+ * later, off the woken thread's way back: hws_futex_woken_sample(seq) takes
+ * it if sleep seq is still the last one and returns it (0: none, or another
+ * sleep came since). */
+struct hws_futex_woken {
+	const void *addr;    /* the word, until the sample is taken */
+	uint64_t slept, at;  /* CLOCK_MONOTONIC ns */
+	uint64_t sample_ns;  /* once taken */
+	uint64_t seq;
+};
+extern _Thread_local struct hws_futex_woken hws_futex_woken;
+uint64_t hws_futex_woken_sample(uint64_t seq);
 /* Set by hws_wait_while_eq32_intr: a kernel sleep interrupted by a signal
  * handler ends the wait with EINTR instead of being resumed. */
 extern _Thread_local int hws_wait_intr;

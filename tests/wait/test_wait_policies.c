@@ -49,6 +49,7 @@ static void deadline_expires(void)
 	int rc = hws_wait_while_eq32(&word, 7, &pol, t0 + 20000000ull);
 	uint64_t took = hws_now_ns() - t0;
 	CHECK_EQ(rc, ETIMEDOUT);
+	CHECK_EQ(atomic_load(&hws_wait_bucket_of(&word)->n), 0);
 	CHECK(took >= 20000000ull);
 	/* Generous upper bound: hardware waits are bounded by max_ns slices. */
 	CHECK(took < 2000000000ull);
@@ -123,6 +124,9 @@ static void wake_n_of_m(bool sleeps_in_kernel)
 	atomic_store(&gate, 1);
 	hws_wake32(&gate, N);
 	if (sleeps_in_kernel) {
+		/* The waker took the N it woke off the bucket's sleeper count
+		 * (no other word of the test shares it), before they run. */
+		CHECK_EQ(atomic_load(&hws_wait_bucket_of(&gate)->n), M - N);
 		/* Exactly N return; the others stay asleep until woken. */
 		uint64_t end = test_now_ns() + 10000000000ull;
 		while (atomic_load(&returned) < N)
@@ -134,6 +138,8 @@ static void wake_n_of_m(bool sleeps_in_kernel)
 	for (unsigned i = 0; i < M; i++)
 		pthread_join(t[i], NULL);
 	CHECK_EQ(atomic_load(&returned), M);
+	/* woken, timed out or never asleep: nobody is counted any more */
+	CHECK_EQ(atomic_load(&hws_wait_bucket_of(&gate)->n), 0);
 }
 
 /* ---- a wake with nobody asleep costs no system call ---------------------- */
