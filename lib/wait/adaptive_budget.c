@@ -201,10 +201,13 @@ void hws_adaptive_budget(uint64_t *spin_ns, uint64_t *pause_ns)
 void hws_adaptive_current(struct hws_adaptive_calibration *out)
 {
 	unsigned h;
+	uint64_t samples;
 
 	hws_adaptive_prepare();
 	/* acquire: pairs with the release in hws_adaptive_use / load_cache. */
 	h = atomic_load_explicit(&have, memory_order_acquire);
+	/* relaxed: reporting only. */
+	samples = atomic_load_explicit(&learned_samples, memory_order_relaxed);
 	if (h & HAVE_MEASURED) {
 		*out = measured;
 	} else if (h & HAVE_CACHE) {
@@ -213,12 +216,11 @@ void hws_adaptive_current(struct hws_adaptive_calibration *out)
 		memset(out, 0, sizeof *out);
 		/* relaxed: reporting only. */
 		out->handoff_ns = atomic_load_explicit(&learned_handoff, memory_order_relaxed);
-		out->samples = atomic_load_explicit(&learned_samples, memory_order_relaxed);
+		out->samples = samples;   /* the rule's text says how many */
 		out->source = out->handoff_ns ? HWS_ADAPTIVE_LEARNED : HWS_ADAPTIVE_DEFAULT;
 		hws_adaptive_rule(out);
 	}
-	/* relaxed: reporting only. */
-	out->samples = atomic_load_explicit(&learned_samples, memory_order_relaxed);
+	out->samples = samples;
 }
 
 const char *hws_adaptive_source_name(enum hws_adaptive_source s)
