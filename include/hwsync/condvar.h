@@ -61,9 +61,12 @@ static inline void hws_condvar_core_wake(hws_condvar_core_t *cv, uint32_t n)
 	/* seq_cst: pairs with the seq_cst increment in hws_condvar_core_enter. */
 	if (atomic_load_explicit(&cv->waiters, memory_order_seq_cst) == 0)
 		return;
-	/* release: a waiter that sees the new seq sees what was written before. */
-	atomic_fetch_add_explicit(&cv->seq, 1, memory_order_release);
-	hws_wake32(&cv->seq, n);
+	/* seq_cst: a waiter that sees the new seq sees what was written before
+	 * (release), and the increment orders itself before the read of the
+	 * sleeper counter (the wait layer's Dekker pattern), so the wake needs
+	 * no fence of its own. */
+	atomic_fetch_add_explicit(&cv->seq, 1, memory_order_seq_cst);
+	hws_wake32_after_rmw(&cv->seq, n);
 }
 
 /* Non-zero while some waiter has not left yet (destroy waits for 0). */
