@@ -69,23 +69,29 @@
  * each time, no more than twice a budget of 100 us: judged by d alone it
  * sat in the band and kept spinning.
  * Probes: a skipping word polls and spins as usual on every 16th wait; a
- * probe that fails doubles the interval (up to 64), one that does not makes
- * the next wait a probe too, so a change back to short waits is seen within
- * 64 waits (and at once when the sleeping waits themselves end within the
- * budget).  Every threshold is a ratio to the budget, which is this
+ * probe that fails doubles the interval (up to 1024 waits), one that does
+ * not makes the next wait a probe too.  The sleeping waits see most changes
+ * back to short waits themselves: one judged by its timed wake-up sees
+ * exactly what a spin would have needed, an untimed one a wait shorter than
+ * a hand-off.  What only a probe sees is a word changed long before its
+ * FUTEX_WAKE (a waker preempted between the two, or one that defers its
+ * wake): asleep such a wait is long, to a spinner short.  A probe spins one
+ * budget, and every wait it stands in for outlasted a budget (that is what
+ * long means), so probing every N waits spins at most 1/N of the time the
+ * word is waited on: 1.6% at 64, 0.1% at 1024.  Every threshold is a ratio to the budget, which is this
  * machine's (adaptive_budget.c): nothing here is a measured constant.
  * Every wait reads its slot once; one that ends in the first poll loop
  * writes it only when it holds something, so busy locks pay one load. */
 
-/* A slot: score (bits 0-3), probe interval 16 << level waits (bits 4-5),
- * waits left until the next probe (bits 8-14).  Zero is "nothing learned";
+/* A slot: score (bits 0-3), probe interval 16 << level waits (bits 4-6),
+ * waits left until the next probe (bits 8-18).  Zero is "nothing learned";
  * any other value (also another user's, on a collision) is a valid state. */
 #define SCORE(s) ((s) & 15u)
-#define LEVEL(s) ((s) >> 4 & 3u)
-#define UNTIL(s) ((s) >> 8 & 127u)
+#define LEVEL(s) ((s) >> 4 & 7u)
+#define UNTIL(s) ((s) >> 8 & 2047u)
 #define PACK(score, level, until) ((score) | (level) << 4 | (until) << 8)
 #define SKIP_AT 4
-#define LEVEL_MAX 2
+#define LEVEL_MAX 6
 #define FIRST_PROBE 16
 
 enum outcome { SHORT, BETWEEN, LONG };
