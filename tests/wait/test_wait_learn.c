@@ -259,9 +259,10 @@ static bool long_then_probed(void)
 		CHECK(polls[k] > 0);
 	CHECK(hws_adaptive_skips(w));
 	/* probes: a few (every 16th would be 12 in 196 waits; none would never
-	 * notice a change), at growing intervals */
+	 * notice a change), at intervals that double, also past 64 waits */
 	CHECK(nprobes >= 3 && nprobes <= 7);
-	CHECK(probe_at[nprobes - 1] - probe_at[nprobes - 2] > probe_at[1] - probe_at[0]);
+	for (unsigned k = 2; k < nprobes; k++)
+		CHECK(2 * (probe_at[k] - probe_at[k - 1]) >= 3 * (probe_at[k - 1] - probe_at[k - 2]));
 	/* after the first four, waits between probes did not poll */
 	for (unsigned k = 4, p = 0; k < 200; k++)
 		if (p < nprobes && probe_at[p] == k)
