@@ -187,13 +187,14 @@ static uint64_t step(enum step s)
 	p0 = hws_wait_tls.polls - p0;
 	/* a long step whose wait did not last half of it or did not sleep (it
 	 * saw the change in its spin: another thread had the CPU until then),
-	 * a short one that lasted long enough to count as long, or a late wake
+	 * a short one that lasted longer than the budget (it no longer counts as
+	 * short: under load a few in a row left the word skipping), or a late wake
 	 * whose waiter came too late to wait at all or, when it spun, whose
 	 * waker stored late */
 	if (((s == LONG_WAKE || s == ONE_CPU_LONG_WAKE) &&
 	     (t2 - t1 < LONG_NS / 2 || hws_wait_tls.sleeps == sleeps)) ||
 	    (s == PERIOD_WAKE && hws_wait_tls.sleeps == sleeps) ||
-	    (s == SHORT_WAKE && t2 - t1 > 2 * SPIN_NS) ||
+	    (s == SHORT_WAKE && t2 - t1 > SPIN_NS) ||
 	    (s == LATE_WAKE && (!waited || (p0 && atomic_load(&wk.late)))))
 		disturbed = true;
 	/* acquire: pairs with the waker's release store of done. */
