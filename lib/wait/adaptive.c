@@ -78,8 +78,9 @@
  * wake): asleep such a wait is long, to a spinner short.  A probe spins one
  * budget, and every wait it stands in for outlasted a budget (that is what
  * long means), so probing every N waits spins at most 1/N of the time the
- * word is waited on: 1.6% at 64, 0.1% at 1024.  Every threshold is a ratio to the budget, which is this
- * machine's (adaptive_budget.c): nothing here is a measured constant.
+ * word is waited on: 1.6% at 64, 0.1% at 1024.  Every threshold is a ratio
+ * to the budget, which is this machine's (adaptive_budget.c): nothing here
+ * is a measured constant.
  * Every wait reads its slot once; one that ends in the first poll loop
  * writes it only when it holds something, so busy locks pay one load. */
 

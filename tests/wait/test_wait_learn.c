@@ -322,19 +322,25 @@ static bool some_short(void)
 	return true;
 }
 
+/* Twelve steps of one kind on word w, waited on with policy spec: the
+ * polls of each in p; false when a step was disturbed. */
+static bool twelve_steps(_Atomic uint32_t *w, const char *spec, enum step s, uint64_t p[12])
+{
+	CHECK_EQ(hws_wait_init(&pol, spec), 0);
+	start_waker(w);
+	for (unsigned k = 0; k < 12; k++)
+		p[k] = step(s);
+	stop_waker();
+	return !disturbed;
+}
+
 /* The default budget (at most 100us, whatever was learned) learns the same. */
 static bool default_budget(void)
 {
-	_Atomic uint32_t *w = word_on_new_slot();
 	uint64_t p[12];
 
 	/* spin=auto; PAUSE for all of it, as SPEC (the longest budget is 100us) */
-	CHECK_EQ(hws_wait_init(&pol, "adaptive:pause=100us"), 0);
-	start_waker(w);
-	for (unsigned k = 0; k < 12; k++)
-		p[k] = step(LONG_WAKE);
-	stop_waker();
-	if (disturbed)
+	if (!twelve_steps(word_on_new_slot(), "adaptive:pause=100us", LONG_WAKE, p))
 		return false;
 	for (unsigned k = 0; k < 4; k++)
 		CHECK(p[k] > 0);
@@ -353,12 +359,7 @@ static bool period_waits(void)
 	_Atomic uint32_t *w = word_on_new_slot();
 	uint64_t p[12];
 
-	CHECK_EQ(hws_wait_init(&pol, SPEC), 0);
-	start_waker(w);
-	for (unsigned k = 0; k < 12; k++)
-		p[k] = step(PERIOD_WAKE);
-	stop_waker();
-	if (disturbed)
+	if (!twelve_steps(w, SPEC, PERIOD_WAKE, p))
 		return false;
 	printf("waits of a budget and a quarter: polls %llu %llu %llu %llu %llu ... %llu\n",
 	       (unsigned long long)p[0], (unsigned long long)p[1], (unsigned long long)p[2],
