@@ -4,7 +4,11 @@
  * the reasoning and sources in docs/locks.md).
  *
  * A waiter goes round one loop until it holds the lock or its deadline passes:
- *   take   the lock is free (a claimant: it was handed to us): CAS.
+ *   take   the lock is free (a claimant: it was handed to us): CAS, after
+ *          the releaser's grace (see spin) unless we just parked: a
+ *          release most likely paid a wake-up for us, and leaving the lock
+ *          to the releaser would waste it and make the next release pay
+ *          another.
  *   spin   if a spinner slot is free (at most usable CPUs - 1) and this lock's
  *          spins have been paying: poll read-only with a growing backoff, for
  *          the lock's learned budget.  A free lock is left to its releaser
@@ -63,8 +67,11 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 	for (;;) {
 		/* relaxed: take() carries the acquire. */
 		uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
+		bool woken = me.woken;
+		me.woken = false;
 		if (can_take(&me, v)) {
-			if (take(&me, &v, false))
+			if ((me.claimant || woken || hws_auto_after_grace(&me, &v)) &&
+			    take(&me, &v, false))
 				return won(&me);
 			continue;
 		}

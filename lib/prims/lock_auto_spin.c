@@ -122,7 +122,7 @@ bool hws_auto_grace_granted(uint32_t learn, uint32_t gen)
 /* We saw the lock free in *v: wait the grace, if the lock grants one, and
  * look again.  True when it is still free and nobody took it meanwhile (*v
  * is the new reading). */
-static bool after_grace(struct waiter *me, uint32_t *v)
+bool hws_auto_after_grace(struct waiter *me, uint32_t *v)
 {
 	/* relaxed: advice, see hws_auto_learned(). */
 	if (!hws_auto_grace_granted(atomic_load_explicit(me->learn, memory_order_relaxed),
@@ -178,7 +178,7 @@ int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle)
 		/* relaxed: a poll; take() re-checks with an acquire CAS. */
 		v = atomic_load_explicit(s, memory_order_relaxed);
 		polls++;
-		if (can_take(me, v) && !me->claimant && !after_grace(me, &v)) {
+		if (can_take(me, v) && !me->claimant && !hws_auto_after_grace(me, &v)) {
 			/* The releaser came back for it: it keeps the lock and
 			 * its cache line, and we poll less often. */
 			gen = v / HWS_AUTO_GEN_ONE;
@@ -281,7 +281,7 @@ int hws_auto_prespin(struct waiter *me)
 		polls++;
 		/* relaxed: as above. */
 		uint32_t n = atomic_load_explicit(&me->c->state, memory_order_relaxed);
-		if (can_take(me, n) && after_grace(me, &n) && take(me, &n, false)) {
+		if (can_take(me, n) && hws_auto_after_grace(me, &n) && take(me, &n, false)) {
 			hws_wait_tls.polls += polls;
 			return 1;
 		}

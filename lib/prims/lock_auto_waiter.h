@@ -63,6 +63,7 @@ struct waiter {
 	unsigned naps;       /* naps so far: each one twice as long as the last */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant;
+	bool woken;          /* the last sleep was a park: a release may have woken us for the lock */
 	int8_t realtime;     /* SCHED_FIFO or SCHED_RR: 1, 0, -1 = not asked yet */
 };
 
@@ -172,6 +173,7 @@ HWS_AUTO_HIDDEN void hws_auto_learned(const struct waiter *me);
 HWS_AUTO_HIDDEN bool hws_auto_crowded(const struct waiter *me);
 /* lock_auto_spin.c */
 HWS_AUTO_HIDDEN int hws_auto_prespin(struct waiter *me);
+HWS_AUTO_HIDDEN bool hws_auto_after_grace(struct waiter *me, uint32_t *v);
 HWS_AUTO_HIDDEN int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle);
 HWS_AUTO_HIDDEN uint32_t hws_auto_watch(struct waiter *me, uint32_t v);
 /* lock_auto_sleep.c */

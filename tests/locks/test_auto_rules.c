@@ -19,7 +19,11 @@
  *   grace     a spinner grants the releaser its grace until the lock's
  *             graces are mostly wasted, then on one hand-off in 8, and on
  *             one in 64 once the waste count is at its top; wasted graces
- *             in a row reach that top, and one kept grace leaves it.
+ *             in a row reach that top, and one kept grace leaves it;
+ *   top grace a waiter that finds the lock free at the top of its loop
+ *             after a nap grants the grace there too (the lock counts it
+ *             wasted: nobody came back), and one woken from a park takes
+ *             the lock at once (no grace counted).
  * Needs two usable CPUs (else nobody may spin, and it is skipped). */
 #include <sched.h>
 #include <time.h>
@@ -42,6 +46,7 @@ struct waiter_arg {
 	_Atomic int started;
 	uint64_t spin_ns;       /* out: its time in the spinning stage */
 	uint64_t sleeps;        /* out: its kernel sleeps */
+	_Atomic uint64_t asked_at;  /* out: when it asked for the lock */
 };
 
 static void *waiter(void *p)
@@ -53,6 +58,7 @@ static void *waiter(void *p)
 	}
 	uint64_t s0 = hws_wait_tls.spin_ns, z0 = hws_wait_tls.sleeps;
 	atomic_store(&a->started, 1);
+	atomic_store(&a->asked_at, test_now_ns());
 	CHECK_EQ(hws_auto_acquire(a->lock), 0);
 	a->spin_ns = hws_wait_tls.spin_ns - s0;
 	a->sleeps = hws_wait_tls.sleeps - z0;
@@ -238,6 +244,47 @@ static void grace_rules(void)
 	CHECK(hws_auto_waste_update(200, 8, 0) <= 160);  /* a run of kept ones: graces again */
 }
 
+/* A waiter sleeps (mode m) behind a hold of TOP_HOLD_US that nobody takes
+ * again after its release: the waste count its grace left in the lock's
+ * learning word.  A trial counts where the waiter slept and the lock was
+ * released well inside its fairness bound (a claimant grants no grace). */
+#define TOP_HOLD_US 300
+static uint32_t waste_after_sleep(enum hws_auto_mode m, const char *name)
+{
+	static hws_auto_t lock;
+	for (unsigned trial = 0; trial < 50; trial++) {
+		struct waiter_arg a = { .lock = &lock };
+		pthread_t th;
+		hws_auto_init(&lock, &policy);
+		atomic_store(&hws_auto_test_mode, m);
+		CHECK_EQ(hws_auto_acquire(&lock), 0);
+		CHECK_EQ(pthread_create(&th, NULL, waiter, &a), 0);
+		while (!atomic_load(&a.started))
+			usleep(10);
+		usleep(TOP_HOLD_US);
+		uint64_t released_at = test_now_ns();
+		CHECK_EQ(hws_auto_release(&lock), 0);
+		CHECK_EQ(pthread_join(th, NULL), 0);
+		atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
+		uint32_t waste = atomic_load(&lock.learn) >> 24;
+		uint64_t held = released_at - atomic_load(&a.asked_at);
+		if (a.sleeps >= 1 && held < 800000) {
+			printf("top grace: %s: released %.0f us after the waiter asked, it slept %llu "
+			       "times, waste count %u\n", name, held / 1e3, (unsigned long long)a.sleeps,
+			       waste);
+			return waste;
+		}
+	}
+	printf("skipped: top grace: no waiter slept inside the fairness bound in 50 trials\n");
+	exit(HWS_TEST_SKIP);
+}
+
+static void top_grace(void)
+{
+	CHECK(waste_after_sleep(HWS_AUTO_FORCE_NAP, "after a nap") > 0);
+	CHECK_EQ(waste_after_sleep(HWS_AUTO_FORCE_PARK, "woken from a park"), 0u);
+}
+
 static void *hog(void *p)
 {
 	_Atomic int *stop = p;
@@ -285,6 +332,7 @@ int main(void)
 		return HWS_TEST_SKIP;
 	}
 	CHECK_EQ(hws_wait_init(&policy, "adaptive"), 0);
+	top_grace();
 	struct hws_adaptive_calibration fixed = { .spin_ns = BUDGET_NS, .pause_ns = BUDGET_NS };
 	hws_adaptive_use(&fixed);
 	atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
