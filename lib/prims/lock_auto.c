@@ -67,10 +67,10 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 	for (;;) {
 		/* relaxed: take() carries the acquire. */
 		uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
-		bool woken = me.woken;
-		me.woken = false;
+		bool after_park = me.after_park;
+		me.after_park = false;
 		if (can_take(&me, v)) {
-			if ((me.claimant || woken || hws_auto_after_grace(&me, &v)) &&
+			if ((me.claimant || after_park || hws_auto_after_grace(&me, &v)) &&
 			    take(&me, &v, false))
 				return won(&me);
 			continue;

@@ -28,7 +28,7 @@ static void park(struct waiter *me, uint64_t until)
 	me->parked = true;
 	hws_futex_sleep_bits(s, v | HWS_AUTO_PARKED, until,
 			     me->claimant ? CLASS_CLAIM : CLASS_NORMAL);
-	me->woken = true;
+	me->after_park = true;
 }
 
 /* Leaving without the lock at the deadline: give back a claim, and pass on

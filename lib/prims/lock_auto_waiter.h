@@ -63,7 +63,7 @@ struct waiter {
 	unsigned naps;       /* naps so far: each one twice as long as the last */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant;
-	bool woken;          /* the last sleep was a park: a release may have woken us for the lock */
+	bool after_park;     /* back from a park (woken or timed out) since the loop's last look */
 	int8_t realtime;     /* SCHED_FIFO or SCHED_RR: 1, 0, -1 = not asked yet */
 };
 
