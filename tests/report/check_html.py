@@ -17,6 +17,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -127,7 +128,10 @@ def start_chromium(profile):
             f"--user-data-dir={profile}", "about:blank"]
     if os.geteuid() == 0:
         args.insert(1, "--no-sandbox")   # Chromium's sandbox refuses to run as root
-    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # its own process group: the browser's helpers (the network service
+    # writes into the profile) must end with it, before the profile goes
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
     port_file = os.path.join(profile, "DevToolsActivePort")
     until = time.monotonic() + 90   # a loaded machine starts a browser slowly
     while time.monotonic() < until:
@@ -138,9 +142,23 @@ def start_chromium(profile):
         if p.poll() is not None:
             break
         time.sleep(0.1)
-    p.kill()
+    stop_chromium(p)
     print("FAIL: chromium did not start its DevTools endpoint")
     sys.exit(1)
+
+
+def stop_chromium(p):
+    """Ends the browser and every helper it started."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(10)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        pass
+    try:
+        os.killpg(p.pid, signal.SIGKILL)   # helpers that outlived the browser
+    except ProcessLookupError:
+        pass
+    p.wait()
 
 
 def page_target(port):
@@ -193,8 +211,9 @@ SORT_JS = """(function(){
 def check(html_path, shot):
     problems = []
     profile = tempfile.mkdtemp(prefix="hws-chromium-")
-    proc, port = start_chromium(profile)
+    proc = None
     try:
+        proc, port = start_chromium(profile)
         url = page_target(port)
         hostport, path = url[len("ws://"):].split("/", 1)
         host, p = hostport.rsplit(":", 1)
@@ -242,12 +261,8 @@ def check(html_path, shot):
             problems.append(f"sortable table: {srt['result'].get('value')}")
         return problems, st
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc:
+            stop_chromium(proc)
         shutil.rmtree(profile, ignore_errors=True)
 
 

@@ -430,14 +430,23 @@ static void pin_main(const cpu_set_t *set)
 	CHECK_EQ(sched_setaffinity(0, sizeof *set, set), 0);
 }
 
+/* the cache directory goes however the test ends: a skip or a failed
+ * CHECK exits from deep inside a step */
+static char cache_dir[] = "/tmp/hws-wait-learn-XXXXXX";
+
+static void remove_cache_dir(void)
+{
+	rmdir(cache_dir);
+}
+
 int main(void)
 {
-	char dir[] = "/tmp/hws-wait-learn-XXXXXX";
 	cpu_set_t all, one;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);   /* in order with a failed CHECK */
-	CHECK(mkdtemp(dir));
-	setenv("HWSYNC_CACHE_DIR", dir, 1);   /* no per-machine cache */
+	CHECK(mkdtemp(cache_dir));
+	atexit(remove_cache_dir);
+	setenv("HWSYNC_CACHE_DIR", cache_dir, 1);   /* no per-machine cache */
 	CHECK_EQ(hws_wait_init(&yield_pol, "yield"), 0);
 	CHECK_EQ(hws_wait_init(&futex_pol, "futex"), 0);
 
@@ -472,6 +481,5 @@ int main(void)
 	run(one_cpu_waits, "one CPU");
 	pin_main(&all);
 	hws_usable_cpus_refresh();
-	rmdir(dir);
 	return 0;
 }
