@@ -53,21 +53,21 @@ static const struct pattern {
 	{ "spin", K_RATE, T_ONE, 0, 0 },
 	{ "sem", K_RATE, T_ONE, 0, 0 },
 	{ "omp-lock", K_RATE, T_ONE, 0, 0 },
-	{ "mutex-contended", K_RATE, T_OPT, F_FAIR, 0 },
+	{ "mutex-contended", K_RATE, T_OPT, F_FAIR | F_P99, 0 },
 	{ "mutex-private", K_RATE, T_OPT, F_FAIR, 0 },
 	{ "sem-pingpong", K_RATE, T_TWO, 0, 0 },
 	{ "rwlock-read99", K_RATE, T_TWO, F_FAIR, 0 },
-	{ "omp-lock-contended", K_RATE, T_OPT, 0, 0 },
-	{ "omp-critical", K_RATE, T_OPT, 0, 0 },
+	{ "omp-lock-contended", K_RATE, T_OPT, F_P99, 0 },
+	{ "omp-critical", K_RATE, T_OPT, F_P99, 0 },
 	{ "omp-barrier", K_RATE, T_OPT, 0, 0 },
 	{ "omp-parallel", K_RATE, T_OPT, 0, 0 },
 	{ "omp-parallel-for", K_RATE, T_OPT, 0, 0 },
 	{ "omp-for-dynamic", K_RATE, T_OPT, 0, 0 },
 	{ "omp-sections", K_RATE, T_OPT, 0, 0 },
 	{ "omp-ordered", K_RATE, T_OPT, 0, 0 },
-	{ "mutex-yield", K_RATE, T_OVERSUB, F_FAIR, 0 },
-	{ "spin-contended", K_RATE, T_OPT, F_FAIR, 0 },
-	{ "spin-oversub", K_RATE, T_OVERSUB, F_FAIR, 0 },
+	{ "mutex-yield", K_RATE, T_OVERSUB, F_FAIR | F_P99, 0 },
+	{ "spin-contended", K_RATE, T_OPT, F_FAIR | F_P99, 0 },
+	{ "spin-oversub", K_RATE, T_OVERSUB, F_FAIR | F_P99, 0 },
 	{ "startup", K_START, T_ONE, 0, 0 },
 	{ "churn", K_CHURN, T_ONE, 0, 0 },
 	{ "cond-periodic", K_RATE, T_TWO, F_LATENCY, 0 },
@@ -725,9 +725,11 @@ static struct bench_exp shim_exp = {
 "    fairness          patterns whose threads all do the same work: the slowest\n"
 "                      thread's operations over the fastest's (1 = even)\n"
 "    fairness_delta    shim rows: fairness shim minus native of the same round\n"
-"    wait_p99          mutex-empty*, mutex-yield8-*, mutex-rt: 99th percentile\n"
-"                      of the sampled lock waits (one acquisition in 64, or in 4\n"
-"                      for the yielding patterns, timed with two clock reads), us\n"
+"    wait_p99          patterns whose threads share one lock (the contended,\n"
+"                      empty, yielding, real-time, spin and OpenMP lock and\n"
+"                      critical patterns): 99th percentile of the sampled lock\n"
+"                      waits (one acquisition in 64, or in 4 for the yielding\n"
+"                      patterns, timed with two clock reads), us\n"
 "    p99_ratio         shim rows: wait_p99 shim / native of the same round\n"
 "    added             startup, shim rows: per-process time added by the shim\n"
 "                      (us), shim minus native of the same round\n"

@@ -114,19 +114,50 @@ struct wait_samples {
 	uint64_t ns[WAIT_SAMPLES];
 };
 
-/* Lock m, timing the wait of one acquisition in every `every` (a power of
- * two): two clock reads a sample, so a loop of a few nanoseconds is hardly
- * disturbed, and the same for every implementation. */
+/* Run `acquire`, timing its wait in one call of every `every` (k counts the
+ * calls; every is a power of two): two clock reads a sample, so a loop of a
+ * few nanoseconds is hardly disturbed, and the same for every
+ * implementation. */
+#define ACQUIRE_SAMPLED(acquire, ws, k, every)                                  \
+	do {                                                                    \
+		if ((k) & ((every) - 1)) {                                      \
+			acquire;                                                \
+		} else {                                                        \
+			uint64_t t0_ = now_ns();                                \
+			acquire;                                                \
+			(ws)->ns[(ws)->n++ % WAIT_SAMPLES] = now_ns() - t0_;    \
+		}                                                               \
+	} while (0)
+
 static inline void lock_sampled(pthread_mutex_t *m, struct wait_samples *ws, uint64_t k,
 				uint64_t every)
 {
-	if (k & (every - 1)) {
-		pthread_mutex_lock(m);
-		return;
-	}
-	uint64_t t0 = now_ns();
-	pthread_mutex_lock(m);
-	ws->ns[ws->n++ % WAIT_SAMPLES] = now_ns() - t0;
+	ACQUIRE_SAMPLED(pthread_mutex_lock(m), ws, k, every);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The 99th percentile of the threads' sampled waits, at least 1 ns (0 means
+ * "not measured"); 0 without samples. */
+static uint64_t samples_p99(const struct wait_samples *s, unsigned threads)
+{
+	uint64_t total = 0, k = 0;
+	for (unsigned i = 0; i < threads; i++)
+		total += s[i].n < WAIT_SAMPLES ? s[i].n : WAIT_SAMPLES;
+	uint64_t *all = malloc((total ? total : 1) * sizeof *all);
+	if (!all)
+		die("malloc", ENOMEM);
+	for (unsigned i = 0; i < threads; i++)
+		for (uint64_t j = 0; j < s[i].n && j < WAIT_SAMPLES; j++)
+			all[k++] = s[i].ns[j];
+	qsort(all, k, sizeof *all, cmp_u64);
+	uint64_t p99 = k ? all[k * 99 / 100] + 1 : 0;
+	free(all);
+	return p99;
 }
 
 /* A thread's last act in a team pattern: its count, for the total and the
@@ -231,10 +262,11 @@ static pthread_mutex_t shared_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void mutex_shared_body(struct team *t, unsigned i)
 {
+	struct wait_samples *ws = &t->samples[i];
 	uint64_t end = team_gate(t), n = 0;
 	do {
 		for (int b = 0; b < BATCH; b++) {
-			pthread_mutex_lock(&shared_mutex);
+			lock_sampled(&shared_mutex, ws, (uint64_t)b, BATCH);
 			pthread_mutex_unlock(&shared_mutex);
 		}
 		n += BATCH;
@@ -397,19 +429,14 @@ static void cond_periodic_body(struct team *t, unsigned i)
 	team_done(t, i, consume(pc, true));
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A lock held across sched_yield, four threads per CPU: a waiter that spins
  * takes the CPU the holder needs to get back to its unlock. */
 static void mutex_yield_body(struct team *t, unsigned i)
 {
+	struct wait_samples *ws = &t->samples[i];
 	uint64_t end = team_gate(t), n = 0;
 	do {
-		pthread_mutex_lock(&shared_mutex);
+		lock_sampled(&shared_mutex, ws, n, 4);
 		sched_yield();
 		pthread_mutex_unlock(&shared_mutex);
 		n++;
@@ -429,10 +456,11 @@ struct spin_shared {
 static void spin_body(struct team *t, unsigned i)
 {
 	struct spin_shared *s = t->arg;
+	struct wait_samples *ws = &t->samples[i];
 	uint64_t end = team_gate(t), n = 0;
 	do {
 		for (int b = 0; b < BATCH; b++) {
-			pthread_spin_lock(&s->l);
+			ACQUIRE_SAMPLED(pthread_spin_lock(&s->l), ws, (uint64_t)b, BATCH);
 			s->counter++;
 			pthread_spin_unlock(&s->l);
 		}
@@ -577,11 +605,15 @@ static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t
 	long counter = 0;        /* under the lock or the critical section */
 	_Atomic long total = 0;
 	unsigned got = 0;
+	struct wait_samples *samples = calloc(n, sizeof *samples);
 
+	if (!samples)
+		die("calloc", ENOMEM);
 	omp_init_lock(&l);
 #pragma omp parallel num_threads(n)
 	{
 		unsigned me = (unsigned)omp_get_thread_num();
+		struct wait_samples *ws = &samples[me < n ? me : 0];
 		pin_self(me);
 #pragma omp master
 		got = (unsigned)omp_get_num_threads();
@@ -589,12 +621,21 @@ static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t
 		do {
 			for (int b = 0; b < BATCH; b++) {
 				if (kind == OMP_LOCK) {
-					omp_set_lock(&l);
+					ACQUIRE_SAMPLED(omp_set_lock(&l), ws, (uint64_t)b, BATCH);
 					counter++;
 					omp_unset_lock(&l);
-				} else {
+				} else if (b) {
 #pragma omp critical
 					counter++;
+				} else {
+					/* the sample is written inside the section,
+					 * which it lengthens by one store */
+					uint64_t t0 = now_ns();
+#pragma omp critical
+					{
+						ws->ns[ws->n++ % WAIT_SAMPLES] = now_ns() - t0;
+						counter++;
+					}
 				}
 			}
 			k += BATCH;
@@ -604,6 +645,8 @@ static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t
 	*ns = now_ns() - t.t0;
 	cpu1 = cpu_ns();
 	omp_destroy_lock(&l);
+	p99_ns = samples_p99(samples, got < n ? got : n);
+	free(samples);
 	if (got != n) {
 		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
 		exit(1);
@@ -981,13 +1024,14 @@ int main(int argc, char **argv)
 	}
 	if (t.arg == &spin && (rc = pthread_spin_init(&spin.l, PTHREAD_PROCESS_PRIVATE)))
 		die("pthread_spin_init", rc);
-	if (t.body == mutex_empty_body || t.body == mutex_yield8_body || t.body == mutex_rt_body) {
-		t.fair = true;
-		if (!(t.samples = calloc(t.n, sizeof *t.samples)))
-			die("calloc", ENOMEM);
-	}
-	t.fair |= t.body == mutex_shared_body || t.body == mutex_private_body || t.body == rwlock_body ||
-		  t.body == mutex_yield_body || t.body == spin_body;
+	t.fair = t.body == mutex_empty_body || t.body == mutex_yield8_body ||
+		 t.body == mutex_rt_body || t.body == mutex_shared_body ||
+		 t.body == mutex_private_body || t.body == rwlock_body ||
+		 t.body == mutex_yield_body || t.body == spin_body;
+	/* lock waits are sampled where threads share one lock */
+	if (t.fair && t.body != rwlock_body && t.body != mutex_private_body &&
+	    !(t.samples = calloc(t.n, sizeof *t.samples)))
+		die("calloc", ENOMEM);
 	pid_t twin = -1;
 	int pipefd[2];
 	if (t.body == mutex_rt_body) {
@@ -1043,21 +1087,8 @@ int main(int argc, char **argv)
 			 * measured", so report the smallest nonzero value */
 			fairness = hi ? (lo ? (double)lo / (double)hi : 1e-6) : 0;
 		}
-		if (t.samples) {
-			uint64_t total = 0, k = 0;
-			for (unsigned i = 0; i < t.n; i++)
-				total += t.samples[i].n < WAIT_SAMPLES ? t.samples[i].n : WAIT_SAMPLES;
-			uint64_t *all = malloc((total ? total : 1) * sizeof *all);
-			if (!all)
-				die("malloc", ENOMEM);
-			for (unsigned i = 0; i < t.n; i++)
-				for (uint64_t j = 0; j < t.samples[i].n && j < WAIT_SAMPLES; j++)
-					all[k++] = t.samples[i].ns[j];
-			qsort(all, k, sizeof *all, cmp_u64);
-			/* at least 1 ns: 0 means "not measured" */
-			p99_ns = k ? all[k * 99 / 100] + 1 : 0;
-			free(all);
-		}
+		if (t.samples)
+			p99_ns = samples_p99(t.samples, t.n);
 		if (t.body == cond_periodic_body || t.body == cond_consumer_body) {
 			struct periodic *pc = t.arg;
 			qsort(pc->lat, pc->nlat, sizeof *pc->lat, cmp_u64);

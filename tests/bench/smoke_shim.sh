@@ -44,7 +44,8 @@ patterns = ["mutex", "spin", "sem", "omp-lock", "mutex-contended", "mutex-privat
 fair = {"rwlock-read99", "mutex-contended", "mutex-private", "mutex-yield", "spin-contended", "spin-oversub",
         "mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
         "mutex-yield8-16", "mutex-rt"}
-p99 = {"mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
+p99 = {"mutex-contended", "omp-lock-contended", "omp-critical", "mutex-yield", "spin-contended",
+       "spin-oversub", "mutex-empty", "mutex-empty-async", "mutex-yield8-1", "mutex-yield8-4",
        "mutex-yield8-16", "mutex-rt"}
 latency = {"cond-periodic", "cond-consumer", "cond-periodic-paired", "cond-consumer-paired"}
 inproc = {"mutex-paired", "omp-lock-paired", "cond-periodic-paired", "cond-consumer-paired"}
