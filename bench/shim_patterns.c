@@ -24,7 +24,10 @@
  * also the native side's CPU time and median latency, C and L being the
  * linked side's (else 0 and 0), and the object that provides pthread_mutex_lock:
  * the shim or the C library, for the caller to check) and exits 0; a failed
- * check prints one line on stderr and exits 1. */
+ * check prints one line on stderr and exits 1.
+ *
+ * This file has the driver and the patterns on pthread objects; shim_team.c
+ * the harness they share, shim_omp.c the OpenMP patterns. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,19 +44,11 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef HWS_PATTERNS_OPENMP
-#include <omp.h>
-#endif
 #include "shim_clock.h"
+#include "shim_omp.h"
 #include "shim_paired.h"
+#include "shim_team.h"
 
-#define MAX_THREADS 256
-#define BATCH 64        /* operations between two clock reads */
-
-static int cpus[MAX_THREADS];
-static unsigned ncpus;
-static uint64_t run_ns;
-static uint64_t cpu0, cpu1;     /* CPU time of the process at the window's ends */
 static uint64_t lat_ns;         /* median wake latency (cond-*), 0 = none */
 static double fairness;         /* slowest thread's ops / fastest's, 0 = none */
 static uint64_t p99_ns;         /* sampled lock waits' 99th percentile, 0 = none */
@@ -74,164 +69,15 @@ static unsigned long peak_rss_kib(void)
 	return kib;
 }
 
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "hwsync-shim-patterns: %s: %s\n", what, strerror(err));
-	exit(1);
-}
-
-static void pin_self(unsigned i)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpus[i % ncpus], &set);
-	if (sched_setaffinity(0, sizeof set, &set))
-		die("sched_setaffinity", errno);
-}
-
-/* ---- a team of pthreads that start together -------------------------------- */
-struct team {
-	unsigned n;
-	_Atomic unsigned arrived;
-	_Atomic uint64_t deadline;      /* 0 until the last thread arrives */
-	uint64_t t0;                    /* written before deadline is published */
-	_Atomic uint64_t ops;
-	bool pin;
-	bool fair;                      /* every thread does the same work */
-	bool async_cancel;              /* mutex-empty-async */
-	void (*body)(struct team *t, unsigned i);
-	void *arg;
-	uint64_t per[MAX_THREADS];      /* each thread's operations */
-	struct wait_samples *samples;   /* one per thread where waits are sampled */
-};
-
-/* Sampled lock waits of one thread: a ring of the latest WAIT_SAMPLES, so a
- * long run keeps its end.  Only the owning thread writes it; the main thread
- * reads it after the join. */
-#define WAIT_SAMPLES 8192
-struct wait_samples {
-	uint64_t n;
-	uint64_t ns[WAIT_SAMPLES];
-};
-
-/* Run `acquire`, timing its wait in one call of every `every` (k counts the
- * calls; every is a power of two): two clock reads a sample, so a loop of a
- * few nanoseconds is hardly disturbed, and the same for every
- * implementation. */
-#define ACQUIRE_SAMPLED(acquire, ws, k, every)                                  \
-	do {                                                                    \
-		if ((k) & ((every) - 1)) {                                      \
-			acquire;                                                \
-		} else {                                                        \
-			uint64_t t0_ = now_ns();                                \
-			acquire;                                                \
-			(ws)->ns[(ws)->n++ % WAIT_SAMPLES] = now_ns() - t0_;    \
-		}                                                               \
-	} while (0)
-
+/* pthread_mutex_lock(m), its wait sampled (ACQUIRE_SAMPLED). */
 static inline void lock_sampled(pthread_mutex_t *m, struct wait_samples *ws, uint64_t k,
 				uint64_t every)
 {
 	ACQUIRE_SAMPLED(pthread_mutex_lock(m), ws, k, every);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The 99th percentile of the threads' sampled waits, at least 1 ns (0 means
- * "not measured"); 0 without samples. */
-static uint64_t samples_p99(const struct wait_samples *s, unsigned threads)
-{
-	uint64_t total = 0, k = 0;
-	for (unsigned i = 0; i < threads; i++)
-		total += s[i].n < WAIT_SAMPLES ? s[i].n : WAIT_SAMPLES;
-	uint64_t *all = malloc((total ? total : 1) * sizeof *all);
-	if (!all)
-		die("malloc", ENOMEM);
-	for (unsigned i = 0; i < threads; i++)
-		for (uint64_t j = 0; j < s[i].n && j < WAIT_SAMPLES; j++)
-			all[k++] = s[i].ns[j];
-	qsort(all, k, sizeof *all, cmp_u64);
-	uint64_t p99 = k ? all[k * 99 / 100] + 1 : 0;
-	free(all);
-	return p99;
-}
-
-/* A thread's last act in a team pattern: its count, for the total and the
- * fairness. */
-static void team_done(struct team *t, unsigned i, uint64_t n)
-{
-	t->per[i] = n;
-	atomic_fetch_add(&t->ops, n);
-}
-
-/* The last thread to arrive opens the window; the others wait (yielding: there
- * may be more threads than CPUs).  Returns the deadline. */
-static uint64_t team_gate(struct team *t)
-{
-	if (atomic_fetch_add(&t->arrived, 1) + 1 == t->n) {
-		cpu0 = cpu_ns();
-		t->t0 = now_ns();
-		atomic_store(&t->deadline, t->t0 + run_ns);
-	}
-	uint64_t d;
-	while (!(d = atomic_load(&t->deadline)))
-		sched_yield();
-	return d;
-}
-
-struct team_arg {
-	struct team *t;
-	unsigned i;
-};
-
-static void *team_main(void *p)
-{
-	struct team_arg *a = p;
-	if (a->t->pin)
-		pin_self(a->i);
-	a->t->body(a->t, a->i);
-	return NULL;
-}
-
-/* Run body on n threads; returns the window from the gate to the last join. */
-static uint64_t team_run(struct team *t)
-{
-	pthread_t th[MAX_THREADS];
-	struct team_arg a[MAX_THREADS];
-	for (unsigned i = 0; i < t->n; i++) {
-		a[i] = (struct team_arg){ t, i };
-		int rc = pthread_create(&th[i], NULL, team_main, &a[i]);
-		if (rc)
-			die("pthread_create", rc);
-	}
-	for (unsigned i = 0; i < t->n; i++)
-		pthread_join(th[i], NULL);
-	uint64_t ns = now_ns() - t->t0;
-	cpu1 = cpu_ns();
-	return ns;
-}
-
 /* ---- one thread ------------------------------------------------------------ */
 static pthread_mutex_t solo_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-/* Loop op() in batches until the run time is over; returns the operations. */
-#define SOLO_LOOP(op, ops, ns)                                          \
-	do {                                                            \
-		cpu0 = cpu_ns();                                        \
-		uint64_t t0_ = now_ns(), end_ = t0_ + run_ns, t_;       \
-		do {                                                    \
-			for (int b_ = 0; b_ < BATCH; b_++) {            \
-				op;                                     \
-			}                                               \
-			(ops) += BATCH;                                 \
-		} while ((t_ = now_ns()) < end_);                       \
-		(ns) = t_ - t0_;                                        \
-		cpu1 = cpu_ns();                                        \
-	} while (0)
 
 static void solo_mutex_run(uint64_t *ops, uint64_t *ns)
 {
@@ -581,190 +427,6 @@ static void cond_consumer_body(struct team *t, unsigned i)
 	atomic_fetch_add(&t->ops, consume(pc, false));
 }
 
-/* ---- OpenMP ---------------------------------------------------------------- */
-#ifdef HWS_PATTERNS_OPENMP
-static void solo_omp_lock_run(uint64_t *ops, uint64_t *ns)
-{
-	omp_lock_t l;
-	omp_init_lock(&l);
-	SOLO_LOOP((omp_set_lock(&l), omp_unset_lock(&l)), *ops, *ns);
-	omp_destroy_lock(&l);
-}
-
-enum omp_kind {
-	OMP_LOCK, OMP_CRITICAL, OMP_BARRIER,
-	OMP_PARALLEL, OMP_PARALLEL_FOR, OMP_FOR_DYNAMIC, OMP_SECTIONS, OMP_ORDERED
-};
-
-/* n threads of one team, each pinned; a one-increment critical section under
- * an omp lock or `omp critical`. */
-static void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns)
-{
-	struct team t = { .n = n };
-	omp_lock_t l;
-	long counter = 0;        /* under the lock or the critical section */
-	_Atomic long total = 0;
-	unsigned got = 0;
-	struct wait_samples *samples = calloc(n, sizeof *samples);
-
-	if (!samples)
-		die("calloc", ENOMEM);
-	omp_init_lock(&l);
-#pragma omp parallel num_threads(n)
-	{
-		unsigned me = (unsigned)omp_get_thread_num();
-		struct wait_samples *ws = &samples[me < n ? me : 0];
-		pin_self(me);
-#pragma omp master
-		got = (unsigned)omp_get_num_threads();
-		uint64_t end = team_gate(&t), k = 0;
-		do {
-			for (int b = 0; b < BATCH; b++) {
-				if (kind == OMP_LOCK) {
-					ACQUIRE_SAMPLED(omp_set_lock(&l), ws, (uint64_t)b, BATCH);
-					counter++;
-					omp_unset_lock(&l);
-				} else if (b) {
-#pragma omp critical
-					counter++;
-				} else {
-					/* the sample is written inside the section,
-					 * which it lengthens by one store */
-					uint64_t t0 = now_ns();
-#pragma omp critical
-					{
-						ws->ns[ws->n++ % WAIT_SAMPLES] = now_ns() - t0;
-						counter++;
-					}
-				}
-			}
-			k += BATCH;
-		} while (now_ns() < end);
-		atomic_fetch_add(&total, (long)k);
-	}
-	*ns = now_ns() - t.t0;
-	cpu1 = cpu_ns();
-	omp_destroy_lock(&l);
-	p99_ns = samples_p99(samples, got < n ? got : n);
-	free(samples);
-	if (got != n) {
-		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
-		exit(1);
-	}
-	if (counter != atomic_load(&total)) {
-		fprintf(stderr, "hwsync-shim-patterns: mutual exclusion violated (counter %ld, "
-			"expected %ld)\n", counter, atomic_load(&total));
-		exit(1);
-	}
-	*ops = (uint64_t)atomic_load(&total);
-}
-
-/* EPCC syncbench-style overheads [EPCC]: OpenMP constructs with empty bodies,
- * back to back, by n pinned threads.  An operation is one construct:
- *   OMP_BARRIER       inside one region: `barrier`
- *   OMP_PARALLEL      `parallel` (fork and join), started by the first thread
- *   OMP_PARALLEL_FOR  `parallel for schedule(static)`, one iteration a thread
- *   OMP_FOR_DYNAMIC   inside one region: `for schedule(dynamic, 1)`, four
- *                     iterations a thread, and the barrier at its end
- *   OMP_SECTIONS      inside one region: four `section`s and the barrier
- *   OMP_ORDERED       inside one region: `for ordered schedule(static, 1)`, one
- *                     iteration a thread, each in an `ordered` block, and the
- *                     barrier at its end */
-static inline void omp_empty(void)
-{
-	__asm__ __volatile__("" ::: "memory");
-}
-
-static void omp_overhead_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns)
-{
-	struct team t = { .n = n };
-	_Atomic long total = 0;
-	_Atomic int stop = 0;
-	unsigned got = 0;
-
-	/* libgomp keeps its pool threads for the next team of the same size:
-	 * pinned here, they stay pinned for every region below. */
-#pragma omp parallel num_threads(n)
-	{
-		pin_self((unsigned)omp_get_thread_num());
-#pragma omp master
-		got = (unsigned)omp_get_num_threads();
-	}
-	if (kind == OMP_PARALLEL || kind == OMP_PARALLEL_FOR) {
-		t.n = 1;
-		uint64_t end = team_gate(&t), k = 0;
-		do {
-			for (int b = 0; b < BATCH; b++) {
-				if (kind == OMP_PARALLEL) {
-#pragma omp parallel num_threads(n)
-					omp_empty();
-				} else {
-#pragma omp parallel for num_threads(n) schedule(static)
-					for (unsigned i = 0; i < n; i++)
-						omp_empty();
-				}
-			}
-			k += BATCH;
-		} while (now_ns() < end);
-		atomic_store(&total, (long)k);
-	} else {
-#pragma omp parallel num_threads(n)
-		{
-			unsigned me = (unsigned)omp_get_thread_num();
-			uint64_t end = team_gate(&t), k = 0;
-			for (;;) {
-				for (int b = 0; b < BATCH; b++) {
-					if (kind == OMP_BARRIER) {
-#pragma omp barrier
-					} else if (kind == OMP_FOR_DYNAMIC) {
-#pragma omp for schedule(dynamic, 1)
-						for (unsigned i = 0; i < 4 * n; i++)
-							omp_empty();
-					} else if (kind == OMP_SECTIONS) {
-#pragma omp sections
-						{
-#pragma omp section
-							omp_empty();
-#pragma omp section
-							omp_empty();
-#pragma omp section
-							omp_empty();
-#pragma omp section
-							omp_empty();
-						}
-					} else {
-#pragma omp for ordered schedule(static, 1)
-						for (unsigned i = 0; i < n; i++) {
-#pragma omp ordered
-							omp_empty();
-						}
-					}
-				}
-				k += BATCH;
-				if (me == 0)
-					atomic_store(&stop, now_ns() >= end);
-				/* every thread reads stop after this barrier and before
-				 * thread 0 can write it again (after BATCH constructs,
-				 * each ending in a barrier) */
-#pragma omp barrier
-				k++;
-				if (atomic_load(&stop))
-					break;
-			}
-			if (me == 0)
-				atomic_store(&total, (long)k);
-		}
-	}
-	*ns = now_ns() - t.t0;
-	cpu1 = cpu_ns();
-	if (got != n) {
-		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
-		exit(1);
-	}
-	*ops = (uint64_t)atomic_load(&total);
-}
-#endif
-
 /* ---- objects created, used and abandoned ----------------------------------- */
 struct churn_obj {
 	pthread_mutex_t m;
@@ -1004,7 +666,7 @@ int main(int argc, char **argv)
 		solo_omp_lock_run(&ops, &ns);
 	} else if (!strcmp(p, "omp-lock-contended") || !strcmp(p, "omp-critical")) {
 		threads = ncpus;
-		omp_team_run(p[4] == 'l' ? OMP_LOCK : OMP_CRITICAL, ncpus, &ops, &ns);
+		omp_team_run(p[4] == 'l' ? OMP_LOCK : OMP_CRITICAL, ncpus, &ops, &ns, &p99_ns);
 	} else if (!strcmp(p, "omp-barrier") || !strcmp(p, "omp-parallel") ||
 		   !strcmp(p, "omp-parallel-for") ||
 		   !strcmp(p, "omp-for-dynamic") || !strcmp(p, "omp-sections") ||
