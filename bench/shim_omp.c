@@ -9,6 +9,18 @@
 #include "shim_omp.h"
 #include "shim_team.h"
 
+/* libgomp may give a team fewer threads than asked (OMP_THREAD_LIMIT, or
+ * OMP_DYNAMIC on a loaded machine); a gate would then wait for threads that
+ * never come.  Dynamic teams are switched off, and a short team is an error
+ * before any gate. */
+static void team_size_checked(unsigned n, unsigned got)
+{
+	if (got != n) {
+		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
+		exit(1);
+	}
+}
+
 void solo_omp_lock_run(uint64_t *ops, uint64_t *ns)
 {
 	omp_lock_t l;
@@ -32,14 +44,16 @@ void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns,
 	if (!samples)
 		die("calloc", ENOMEM);
 	omp_init_lock(&l);
+	omp_set_dynamic(0);
 #pragma omp parallel num_threads(n)
 	{
 		unsigned me = (unsigned)omp_get_thread_num();
 		struct wait_samples *ws = &samples[me < n ? me : 0];
 		pin_self(me);
-#pragma omp master
+		/* the end of single is a barrier: every thread reads got after it */
+#pragma omp single
 		got = (unsigned)omp_get_num_threads();
-		uint64_t end = team_gate(&t), k = 0;
+		uint64_t end = got == n ? team_gate(&t) : 0, k = 0;
 		do {
 			for (int b = 0; b < BATCH; b++) {
 				if (kind == OMP_LOCK) {
@@ -64,15 +78,12 @@ void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns,
 		} while (now_ns() < end);
 		atomic_fetch_add(&total, (long)k);
 	}
+	team_size_checked(n, got);
 	*ns = now_ns() - t.t0;
 	cpu1 = cpu_ns();
 	omp_destroy_lock(&l);
-	*p99_ns = samples_p99(samples, got < n ? got : n);
+	*p99_ns = samples_p99(samples, n);
 	free(samples);
-	if (got != n) {
-		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
-		exit(1);
-	}
 	if (counter != atomic_load(&total)) {
 		fprintf(stderr, "hwsync-shim-patterns: mutual exclusion violated (counter %ld, "
 			"expected %ld)\n", counter, atomic_load(&total));
@@ -106,12 +117,14 @@ void omp_overhead_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *n
 
 	/* libgomp keeps its pool threads for the next team of the same size:
 	 * pinned here, they stay pinned for every region below. */
+	omp_set_dynamic(0);
 #pragma omp parallel num_threads(n)
 	{
 		pin_self((unsigned)omp_get_thread_num());
 #pragma omp master
 		got = (unsigned)omp_get_num_threads();
 	}
+	team_size_checked(n, got);
 	if (kind == OMP_PARALLEL || kind == OMP_PARALLEL_FOR) {
 		t.n = 1;
 		uint64_t end = team_gate(&t), k = 0;
@@ -179,9 +192,5 @@ void omp_overhead_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *n
 	}
 	*ns = now_ns() - t.t0;
 	cpu1 = cpu_ns();
-	if (got != n) {
-		fprintf(stderr, "hwsync-shim-patterns: OpenMP gave %u threads, asked %u\n", got, n);
-		exit(1);
-	}
 	*ops = (uint64_t)atomic_load(&total);
 }

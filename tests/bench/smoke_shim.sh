@@ -126,6 +126,17 @@ for p in ("mutex", "sem-pingpong"):
 assert got == want, got
 PY
 
+# an OpenMP team smaller than asked is one line and exit 1, not a gate that
+# waits for threads that never come
+PATTERNS="$(dirname "$HWSYNC")/hwsync-shim-patterns"
+for p in omp-lock-contended omp-barrier; do
+	"$PATTERNS" list | grep -q "^$p ok" || continue
+	rc=0
+	OMP_THREAD_LIMIT=1 timeout 60 "$PATTERNS" "$p" 10000000 0,0 >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" = 1 ] && grep -q "OpenMP gave 1 threads, asked 2" "$T/err" ||
+		fail "$p with OMP_THREAD_LIMIT=1: exit $rc, $(cat "$T/err")"
+done
+
 # without the shim library (a copy of hwsync that has only the patterns
 # program beside it) every pattern is skipped with the reason
 if [ ! -e "$LIBDIR/libhwsync-preload.so" ]; then
