@@ -2,6 +2,10 @@
  * real-time waiters and busy machines target (bench/shim_patterns.c):
  *   yield8    8 locks, each held across sched_yield(), taken at random by 1,
  *             4 and 16 threads per usable CPU (mutex-yield8-N);
+ *   yield1    one lock held across sched_yield() by 4 threads per usable CPU
+ *             (mutex-yield);
+ *   empty     one lock around the checked count alone, and a per-thread
+ *             count outside it, one thread per usable CPU (mutex-empty);
  *   rt        threads that take one lock at a random SCHED_FIFO priority,
  *             drop to SCHED_OTHER, yield and release (mutex-rt); skipped
  *             where SCHED_FIFO is refused;
@@ -52,23 +56,37 @@ static struct {
 } locks[NLOCKS];
 
 struct worker {
-	unsigned n, ops, id;
+	unsigned n, ops, id, nlocks;
 	unsigned long taken[NLOCKS];   /* acquisitions of each lock */
 };
 
-static void *yield8(void *p)
+/* yield8 and yield1: w->nlocks locks, one taken at random each time. */
+static void *yield_in_lock(void *p)
 {
 	struct worker *w = p;
 	uint32_t seed = 2463534242u + 977u * w->id;
 	gate(w->n);
 	for (unsigned i = 0; i < w->ops; i++) {
-		unsigned k = xorshift32(&seed) % NLOCKS;
+		unsigned k = xorshift32(&seed) % w->nlocks;
 		CHECK_EQ(hws_auto_acquire(&locks[k].l), 0);
 		int c = locks[k].count;
 		sched_yield();
 		locks[k].count = c + 1;
 		CHECK_EQ(hws_auto_release(&locks[k].l), 0);
 		w->taken[k]++;
+	}
+	return NULL;
+}
+
+static void *empty(void *p)
+{
+	struct worker *w = p;
+	gate(w->n);
+	for (unsigned i = 0; i < w->ops; i++) {
+		CHECK_EQ(hws_auto_acquire(&locks[0].l), 0);
+		locks[0].count++;
+		CHECK_EQ(hws_auto_release(&locks[0].l), 0);
+		w->taken[0]++;   /* the work outside the lock */
 	}
 	return NULL;
 }
@@ -93,9 +111,9 @@ static void *rt(void *p)
 	return NULL;
 }
 
-/* n threads of fn, ops acquisitions in all; each lock's count must be the
- * acquisitions of it. */
-static void run_workers(void *(*fn)(void *), unsigned n, unsigned ops)
+/* n threads of fn on nlocks locks, ops acquisitions in all; each lock's
+ * count must be the acquisitions of it. */
+static void run_workers(void *(*fn)(void *), unsigned n, unsigned nlocks, unsigned ops)
 {
 	static struct worker w[MAX_THREADS];
 	unsigned long want[NLOCKS] = { 0 };
@@ -107,7 +125,8 @@ static void run_workers(void *(*fn)(void *), unsigned n, unsigned ops)
 		locks[k].count = 0;
 	}
 	for (unsigned i = 0; i < n; i++)
-		w[i] = (struct worker){ .n = n, .ops = ops / n ? ops / n : 1, .id = i };
+		w[i] = (struct worker){ .n = n, .ops = ops / n ? ops / n : 1, .id = i,
+					.nlocks = nlocks };
 	test_run_threads(n, fn, w, sizeof w[0]);
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned k = 0; k < NLOCKS; k++)
@@ -205,14 +224,18 @@ static void run_part(const char *part, int busy)
 	if (!strcmp(part, "yield8")) {
 		static const unsigned per[] = { 1, 4, 16 };
 		for (unsigned i = 0; i < 3; i++)
-			run_workers(yield8, per[i] * cpus, lock_test_scale(60000));
+			run_workers(yield_in_lock, per[i] * cpus, NLOCKS, lock_test_scale(60000));
+	} else if (!strcmp(part, "yield1")) {
+		run_workers(yield_in_lock, 4 * cpus, 1, lock_test_scale(30000));
+	} else if (!strcmp(part, "empty")) {
+		run_workers(empty, cpus, 1, lock_test_scale(2000000));
 	} else if (!strcmp(part, "rt")) {
 		/* A real-time thread that runs RTTIME_US without sleeping gets
 		 * SIGXCPU (and SIGKILL at twice that): a waiter that spins on the
 		 * CPU of a holder it outranks ends the run, not the machine. */
 		struct rlimit rl = { RTTIME_US, 2 * RTTIME_US };
 		CHECK_EQ(setrlimit(RLIMIT_RTTIME, &rl), 0);
-		run_workers(rt, 4 * cpus, lock_test_scale(24000));
+		run_workers(rt, 4 * cpus, 1, lock_test_scale(24000));
 	} else {
 		run_consumer(lock_test_scale(3000));
 	}
@@ -257,8 +280,9 @@ int main(int argc, char **argv)
 	const char *part = argc > 1 ? argv[1] : "";
 	const char *why;
 
-	if (strcmp(part, "yield8") && strcmp(part, "rt") && strcmp(part, "consumer")) {
-		fprintf(stderr, "usage: %s yield8|rt|consumer\n", argv[0]);
+	if (strcmp(part, "yield8") && strcmp(part, "yield1") && strcmp(part, "empty") &&
+	    strcmp(part, "rt") && strcmp(part, "consumer")) {
+		fprintf(stderr, "usage: %s yield8|yield1|empty|rt|consumer\n", argv[0]);
 		return 2;
 	}
 	if (!strcmp(part, "rt") && !hws_realtime_permitted(&why)) {
