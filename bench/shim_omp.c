@@ -48,7 +48,7 @@ void omp_team_run(enum omp_kind kind, unsigned n, uint64_t *ops, uint64_t *ns,
 #pragma omp parallel num_threads(n)
 	{
 		unsigned me = (unsigned)omp_get_thread_num();
-		struct wait_samples *ws = &samples[me < n ? me : 0];
+		struct wait_samples *ws = &samples[me];   /* me < n: a team is never larger */
 		pin_self(me);
 		/* the end of single is a barrier: every thread reads got after it */
 #pragma omp single
