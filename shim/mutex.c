@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "shim/common.h"
@@ -192,6 +193,19 @@ HWS_OUTLINE int unlock_unmarked(pthread_mutex_t *m)
 	return hws_shim_native_mutex_unlock(m);
 }
 
+/* A process that has only ever had one thread: glibc's own mutex then takes
+ * and releases with a plain load and store each, no atomic operation (its
+ * __libc_single_threaded test, glibc 2.32 on), and so does the shim's, or a
+ * program that never starts a thread would pay several times glibc's price
+ * for each mutex it takes (on processors whose atomic operations cost tens of
+ * cycles).  glibc clears the flag in the first pthread_create, before the
+ * new thread exists, and never sets it again while other threads may run;
+ * a lock taken alone and released after that is released atomically. */
+static inline bool alone(void)
+{
+	return __libc_single_threaded && hws_shim_plain();
+}
+
 HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	/* The mark and the lock word share the object's line: ask for it
@@ -199,8 +213,11 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
 	 * hws_prefetch_write). */
 	hws_prefetch_write(m);
 	/* relaxed: see claim_slow. */
-	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM))
+	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM)) {
+		if (alone() && hws_auto_core_take_alone(&WORDS(m)->u.autow.core))
+			return 0;
 		return hws_shim_acquire8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
+	}
 	return lock_unmarked(m);
 }
 
@@ -216,8 +233,11 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	hws_prefetch_write(m);   /* as in pthread_mutex_lock */
 	/* relaxed: see claim_slow. */
-	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM))
+	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM)) {
+		if (alone() && hws_auto_core_release_alone(&WORDS(m)->u.autow.core))
+			return 0;
 		return hws_shim_release8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
+	}
 	return unlock_unmarked(m);
 }
 

@@ -120,6 +120,32 @@ static inline int hws_auto_core_release(hws_auto_core_t *c)
 	return 0;
 }
 
+/* The same two steps for a caller that knows no other thread can touch the
+ * word (a process that has only ever had one thread, as the shim learns from
+ * glibc): a plain load and store each, no atomic operation.  False: nothing
+ * was changed; use the atomic form (the lock is held, or a waiter's bit
+ * is set, which only another thread, before this state, can have left). */
+static inline bool hws_auto_core_take_alone(hws_auto_core_t *c)
+{
+	/* relaxed: no other thread exists to order against. */
+	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
+	if (v & HWS_AUTO_LOCKED)
+		return false;
+	atomic_store_explicit(&c->state, v | HWS_AUTO_LOCKED, memory_order_relaxed);
+	return true;
+}
+
+static inline bool hws_auto_core_release_alone(hws_auto_core_t *c)
+{
+	/* relaxed: as in hws_auto_core_take_alone. */
+	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
+	if ((v & (HWS_AUTO_LOCKED | HWS_AUTO_PARKED | HWS_AUTO_STARVING)) != HWS_AUTO_LOCKED)
+		return false;
+	atomic_store_explicit(&c->state, v + HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED,
+			      memory_order_relaxed);
+	return true;
+}
+
 static inline int hws_auto_init(hws_auto_t *l, const hws_wait_t *w)
 {
 	atomic_init(&l->core.state, 0);
