@@ -43,6 +43,10 @@ _Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__list.__prev) == sizeof(vo
 
 #define KIND(m) ((_Atomic int *)&(m)->__data.__kind)
 #define WORDS(m) ((struct hws_words8 *)(void *)(m))
+#define AUTO(m) (&WORDS(m)->u.autow.core)
+/* auto's release hint (hws_auto_core_release_hinted) in glibc's __owner,
+ * which only glibc's own kinds use; zero in an initializer. */
+#define HINT(m) ((_Atomic uint32_t *)(void *)&(m)->__data.__owner)
 /* The profile counts a shim mutex's acquisitions in glibc's robust-list
  * words, which only robust mutexes (never the shim's) use; zero in an
  * initializer, like everything else. */
@@ -100,6 +104,30 @@ static inline struct hws_words8 *owned(pthread_mutex_t *m)
 	if (v != 0)
 		return NULL;
 	return claim_slow(m);
+}
+
+/* A process that has only ever had one thread: glibc's own mutex then takes
+ * and releases with a plain load and store each, no atomic operation (its
+ * __libc_single_threaded test, glibc 2.32 on), and so does the shim's, or a
+ * program that never starts a thread would pay several times glibc's price
+ * for each mutex it takes (on processors whose atomic operations cost tens of
+ * cycles).  glibc clears the flag in the first pthread_create, before the
+ * new thread exists, and never sets it again while other threads may run;
+ * a lock taken alone and released after that is released atomically. */
+static inline bool alone(void)
+{
+	return __libc_single_threaded && hws_shim_plain();
+}
+
+/* The release of a shim mutex, by pthread_mutex_unlock and the condvar's. */
+static inline int shim_release(pthread_mutex_t *m)
+{
+	if (likely(hws_shim_plain())) {
+		if (__libc_single_threaded && hws_auto_core_release_alone(AUTO(m)))
+			return 0;
+		return hws_auto_core_release_hinted(AUTO(m), HINT(m));
+	}
+	return hws_shim_release8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
 }
 
 /* Which mutexes the shim takes: NORMAL/DEFAULT and glibc's ADAPTIVE_NP, not
@@ -187,23 +215,7 @@ HWS_OUTLINE int lock_unmarked(pthread_mutex_t *m)
 
 HWS_OUTLINE int unlock_unmarked(pthread_mutex_t *m)
 {
-	struct hws_words8 *w = owned(m);
-	if (likely(w != NULL))
-		return hws_shim_release8(w, HWS_FAM_MUTEX, m, PLACE(m));
-	return hws_shim_native_mutex_unlock(m);
-}
-
-/* A process that has only ever had one thread: glibc's own mutex then takes
- * and releases with a plain load and store each, no atomic operation (its
- * __libc_single_threaded test, glibc 2.32 on), and so does the shim's, or a
- * program that never starts a thread would pay several times glibc's price
- * for each mutex it takes (on processors whose atomic operations cost tens of
- * cycles).  glibc clears the flag in the first pthread_create, before the
- * new thread exists, and never sets it again while other threads may run;
- * a lock taken alone and released after that is released atomically. */
-static inline bool alone(void)
-{
-	return __libc_single_threaded && hws_shim_plain();
+	return owned(m) ? shim_release(m) : hws_shim_native_mutex_unlock(m);
 }
 
 HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
@@ -214,7 +226,7 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_lock(pthread_mutex_t *m)
 	hws_prefetch_write(m);
 	/* relaxed: see claim_slow. */
 	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM)) {
-		if (alone() && hws_auto_core_take_alone(&WORDS(m)->u.autow.core))
+		if (alone() && hws_auto_core_take_alone(AUTO(m)))
 			return 0;
 		return hws_shim_acquire8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
 	}
@@ -233,11 +245,8 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	hws_prefetch_write(m);   /* as in pthread_mutex_lock */
 	/* relaxed: see claim_slow. */
-	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM)) {
-		if (alone() && hws_auto_core_release_alone(&WORDS(m)->u.autow.core))
-			return 0;
-		return hws_shim_release8(WORDS(m), HWS_FAM_MUTEX, m, PLACE(m));
-	}
+	if (likely(atomic_load_explicit(KIND(m), memory_order_relaxed) == KIND_SHIM))
+		return shim_release(m);
 	return unlock_unmarked(m);
 }
 
@@ -283,8 +292,7 @@ int hws_shim_mutex_lock_any(pthread_mutex_t *m)
 
 int hws_shim_mutex_unlock_any(pthread_mutex_t *m)
 {
-	struct hws_words8 *w = owned(m);
-	return w ? hws_shim_release8(w, HWS_FAM_MUTEX, m, PLACE(m)) : hws_shim_native_mutex_unlock(m);
+	return owned(m) ? shim_release(m) : hws_shim_native_mutex_unlock(m);
 }
 
 /* The profile at exit: the in-place count of a mutex it saw alive, read

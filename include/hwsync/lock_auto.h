@@ -23,7 +23,8 @@
  * A zero word is a free lock, so zeroed memory needs no initialisation, and
  * a free lock owns nothing.  The lock's learning lives in a second 32-bit
  * word where the object has room (hws_auto_t), else in a table hashed by the
- * lock's address (pass NULL).
+ * lock's address (pass NULL); where it has room for a third, the release
+ * keeps a hint there (hws_auto_core_release_hinted).
  */
 #ifndef HWSYNC_LOCK_AUTO_H
 #define HWSYNC_LOCK_AUTO_H
@@ -52,6 +53,7 @@ typedef struct hws_auto_core {
 typedef struct hws_auto {
 	hws_auto_core_t core;
 	_Atomic uint32_t learn;
+	_Atomic uint32_t hint;      /* the release's guess (hws_auto_core_release_hinted) */
 	const hws_wait_t *wait;
 } hws_auto_t;
 
@@ -98,26 +100,55 @@ static inline int hws_auto_core_acquire(hws_auto_core_t *c, _Atomic uint32_t *le
 /* Clears LOCKED and counts the generation in one CAS, only while LOCKED is
  * set: a release of a free lock (a stray unlock, which glibc's default mutex
  * tolerates) changes nothing, and of two racing releases only one clears it.
- * A lock with a claim on it goes to the claimant instead (out of line). */
-static inline int hws_auto_core_release(hws_auto_core_t *c)
+ * A lock with a claim on it goes to the claimant instead (out of line).
+ * v: the first guess of the word for the CAS, which decides (a failed CAS
+ * returns the word); hint: where to leave the next guess, or NULL. */
+static inline int hws_auto_core_release_from(hws_auto_core_t *c, uint32_t v,
+					     _Atomic uint32_t *hint)
 {
-	/* the CAS below needs the line writable: ask before the read fetches
-	 * it shared (docs/locks.md, "Asking for the lock's line writable") */
-	hws_prefetch_write(&c->state);
-	/* relaxed: only a guess for the CAS, which decides. */
-	uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
+	uint32_t n;
 	do {
 		if (__builtin_expect(!(v & HWS_AUTO_LOCKED), 0))
 			return 0;
 		if (__builtin_expect(v & HWS_AUTO_STARVING, 0))
 			return hws_auto_core_hand_off(c);
+		n = v + HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED;
 		/* release: pairs with the acquire CAS of the next holder. */
-	} while (!atomic_compare_exchange_weak_explicit(&c->state, &v,
-							v + HWS_AUTO_GEN_ONE - HWS_AUTO_LOCKED,
-							memory_order_release, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(&c->state, &v, n, memory_order_release,
+							memory_order_relaxed));
+	/* relaxed: advice for the next release (the word once taken again:
+	 * taking sets LOCKED alone).  Written after the CAS: written before,
+	 * it would have to leave the store buffer before the CAS could run. */
+	if (hint)
+		atomic_store_explicit(hint, n | HWS_AUTO_LOCKED, memory_order_relaxed);
 	if (__builtin_expect(v & HWS_AUTO_PARKED, 0))
 		hws_auto_core_release_slow(c);
 	return 0;
+}
+
+/* The release, its guess read from the word. */
+static inline int hws_auto_core_release(hws_auto_core_t *c)
+{
+	/* the CAS needs the line writable: ask before the read fetches it
+	 * shared (docs/locks.md, "Asking for the lock's line writable") */
+	hws_prefetch_write(&c->state);
+	/* relaxed: only a guess for the CAS. */
+	return hws_auto_core_release_from(c, atomic_load_explicit(&c->state, memory_order_relaxed),
+					  NULL);
+}
+
+/* The release, its guess taken from a hint: a word of the object beside the
+ * lock's, in which each such release leaves the value the word will have
+ * once taken again.  A read of the lock's word right behind the locked
+ * instruction that took it waits for that instruction on some processors,
+ * a read of another word does not (docs/locks.md, "A release that does not
+ * read its word"); a wrong hint costs one failed CAS. */
+static inline int hws_auto_core_release_hinted(hws_auto_core_t *c, _Atomic uint32_t *hint)
+{
+	/* relaxed: advice; the CAS decides.  The guess is a plain hold. */
+	uint32_t v = atomic_load_explicit(hint, memory_order_relaxed);
+	return hws_auto_core_release_from(
+		c, (v | HWS_AUTO_LOCKED) & ~(HWS_AUTO_PARKED | HWS_AUTO_STARVING), hint);
 }
 
 /* The same two steps for a caller that knows no other thread can touch the
@@ -150,6 +181,7 @@ static inline int hws_auto_init(hws_auto_t *l, const hws_wait_t *w)
 {
 	atomic_init(&l->core.state, 0);
 	atomic_init(&l->learn, 0);
+	atomic_init(&l->hint, 0);
 	l->wait = w;
 	return 0;
 }
@@ -163,7 +195,10 @@ static inline int hws_auto_acquire(hws_auto_t *l)
 {
 	return hws_auto_core_acquire(&l->core, &l->learn, l->wait);
 }
-static inline int hws_auto_release(hws_auto_t *l) { return hws_auto_core_release(&l->core); }
+static inline int hws_auto_release(hws_auto_t *l)
+{
+	return hws_auto_core_release_hinted(&l->core, &l->hint);
+}
 
 HWS_LOCK_TIMED_WRAPPER(auto)
 

@@ -17,6 +17,11 @@
  *                        size, with a 32 MiB default stack
  *   startup              one uncontended mutex: the do-nothing program whose
  *                        clone calls are counted
+ *   alone                a process without a second thread (glibc then locks
+ *                        with plain loads and stores, and so does the shim):
+ *                        lock, trylock, a stray unlock, then a mutex held
+ *                        across the first pthread_create: nobody gets in until
+ *                        it is released, and two threads then share it
  *   heap                 where the program's first heap block lands and how
  *                        many bytes are in use then: start-up must leave the
  *                        heap as it found it (a shifted heap moves the
@@ -35,6 +40,7 @@
 #include <string.h>
 #include <malloc.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -354,6 +360,46 @@ static void startup(void)
 	OUT("startup: lock %s unlock %s\n", en(a), en(b));
 }
 
+/* ---- alone ---- */
+#define ALONE_ADDS 200000
+static pthread_mutex_t am = PTHREAD_MUTEX_INITIALIZER;
+static long alone_count;   /* under am */
+static void *alone_adder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < ALONE_ADDS; i++) {
+		pthread_mutex_lock(&am);
+		alone_count++;
+		pthread_mutex_unlock(&am);
+	}
+	return NULL;
+}
+
+static void alone(void)
+{
+	int single = __libc_single_threaded, bad = 0;
+	for (int i = 0; i < 100000; i++)
+		bad += pthread_mutex_lock(&am) != 0 || pthread_mutex_unlock(&am) != 0;
+	int a = pthread_mutex_lock(&am), b = pthread_mutex_trylock(&am);
+	int c = pthread_mutex_unlock(&am), d = pthread_mutex_unlock(&am);
+	int e = pthread_mutex_trylock(&am), f = pthread_mutex_unlock(&am);
+	OUT("alone: one thread: %d errors in 100000 pairs; lock %s, trylock %s, unlock %s, "
+	    "unlock again %s, trylock %s, unlock %s\n", bad, en(a), en(b), en(c), en(d), en(e),
+	    en(f));
+	/* Held since the process had one thread: the adders wait for it. */
+	pthread_mutex_lock(&am);
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, alone_adder, NULL);
+	sleep_ms(20);
+	long while_held = alone_count;
+	pthread_mutex_unlock(&am);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	OUT("alone: one thread at first: %s; added while held across pthread_create: %ld; "
+	    "then %ld of %d\n", single ? "yes" : "no", while_held, alone_count, 2 * ALONE_ADDS);
+}
+
 /* ---- heap ---- */
 static void heap(void)
 {
@@ -386,9 +432,11 @@ int main(int argc, char **argv)
 		startup();
 	else if (!strcmp(check, "heap"))
 		heap();
+	else if (!strcmp(check, "alone"))
+		alone();
 	else {
 		fprintf(stderr, "usage: corners sem-eintr|xunlock|cancel-self|cancel-self-xthread|"
-				"rlimit|startup|heap\n");
+				"rlimit|startup|heap|alone\n");
 		return 2;
 	}
 	return 0;

@@ -8,7 +8,7 @@
 #       <= 2 x native + 10 MiB, same output
 #   test_shim_checks.sh fork HWSYNC PRELOAD FORK_STORM [FORKS]
 #       no forked child lost
-#   test_shim_checks.sh sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit|heap
+#   test_shim_checks.sh sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit|heap|alone
 #                       HWSYNC PRELOAD CORNERS
 #       the same output as natively, no hang, no crash (heap: the program's
 #       first block where it is natively, with as many bytes in use)
@@ -250,7 +250,7 @@ case $check in
   churn) churn "$@" ;;
   nomem) nomem "$@" ;;
   fork) forks "$@" ;;
-  sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit|heap) corners "$@" ;;
+  sem-eintr|xunlock|cancel-self|cancel-self-xthread|rlimit|heap|alone) corners "$@" ;;
   startup) startup "$@" ;;
   spin) spins "$@" ;;
   *) echo "$0: unknown check '$check'" >&2; exit 2 ;;
