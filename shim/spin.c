@@ -72,7 +72,8 @@ HWS_OUTLINE int lock_counted(pthread_spinlock_t *l)
 	return 0;
 }
 
-HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_lock(pthread_spinlock_t *l)
+/* Out of line: start-up not done, the shim off, or something watching. */
+HWS_OUTLINE int lock_general(pthread_spinlock_t *l)
 {
 	if (!hws_shim_on())
 		return hws_native.spin_lock ? hws_native.spin_lock(l) : ENOSYS;
@@ -81,6 +82,16 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_lock(pthread_spinlock_t *l)
 	if (unlikely(hws_cfg.instrument | hws_cfg.slice))
 		return lock_counted(l);
 	return 0;
+}
+
+HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_lock(pthread_spinlock_t *l)
+{
+	if (likely(hws_shim_spin_plain())) {
+		if (likely(hws_spin_try(WORD(l))))
+			return 0;
+		return lock_contended(l);
+	}
+	return lock_general(l);
 }
 
 HWS_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
@@ -97,7 +108,8 @@ HWS_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	return 0;
 }
 
-HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_unlock(pthread_spinlock_t *l)
+/* Out of line: as lock_general. */
+HWS_OUTLINE int unlock_general(pthread_spinlock_t *l)
 {
 	if (!hws_shim_on())
 		return hws_native.spin_unlock ? hws_native.spin_unlock(l) : ENOSYS;
@@ -109,4 +121,14 @@ HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_unlock(pthread_spinlock_t *l)
 	if (unlikely(hws_cfg.slice))
 		hws_slice_unhold();
 	return 0;
+}
+
+HWS_EXPORT HWS_FETCH_ALIGNED int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+	if (likely(hws_shim_spin_plain())) {
+		/* release: pairs with the acquire exchange of the next owner. */
+		atomic_store_explicit(WORD(l), HWS_SPIN_FREE, memory_order_release);
+		return 0;
+	}
+	return unlock_general(l);
 }

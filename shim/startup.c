@@ -25,6 +25,7 @@
 
 _Atomic int hws_shim_state = HWS_SHIM_UNINIT;
 _Atomic int hws_shim_plain_auto;
+_Atomic int hws_shim_plain_spin;
 static _Thread_local int starting;
 
 static void atfork_child(void)
@@ -78,8 +79,12 @@ int hws_shim_on_slow(void)
 		 * ask for it; elsewhere they keep the plain ones. */
 		hws_cfg.slice = ok && hws_slice_decide();
 		starting = 0;
-		/* release: publishes the kind and the policy (set by the
-		 * configuration) to the fast path's readers (hws_shim_plain). */
+		/* release (both): publish the kind, the policy and the rest of
+		 * the configuration to the fast paths' readers (hws_shim_plain,
+		 * hws_shim_spin_plain). */
+		atomic_store_explicit(&hws_shim_plain_spin,
+				      ok && !hws_cfg.instrument && !hws_cfg.slice,
+				      memory_order_release);
 		atomic_store_explicit(&hws_shim_plain_auto,
 				      ok && !hws_cfg.instrument && !hws_cfg.slice &&
 					      hws_lock_kind8 == HWS_LK_AUTO,

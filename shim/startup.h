@@ -39,4 +39,17 @@ static inline int hws_shim_plain(void)
 	return atomic_load_explicit(&hws_shim_plain_auto, memory_order_acquire);
 }
 
+/* 1 once the shim is on and nothing watches its spin locks: no stats, trace
+ * or profile, and no time-slice extension to ask for.  pthread_spin_lock and
+ * pthread_spin_unlock test this one word and go straight to the exchange or
+ * the store; anything else takes their general paths.  Set with
+ * hws_shim_plain_auto. */
+extern _Atomic int hws_shim_plain_spin;
+static inline int hws_shim_spin_plain(void)
+{
+	/* acquire: pairs with the release store at start-up, after which the
+	 * native functions and the configuration are set. */
+	return atomic_load_explicit(&hws_shim_plain_spin, memory_order_acquire);
+}
+
 #endif
