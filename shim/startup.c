@@ -79,15 +79,13 @@ int hws_shim_on_slow(void)
 		 * ask for it; elsewhere they keep the plain ones. */
 		hws_cfg.slice = ok && hws_slice_decide();
 		starting = 0;
+		/* Nothing counted and no time-slice extension to ask for. */
+		int plain = ok && !hws_cfg.instrument && !hws_cfg.slice;
 		/* release (both): publish the kind, the policy and the rest of
 		 * the configuration to the fast paths' readers (hws_shim_plain,
 		 * hws_shim_spin_plain). */
-		atomic_store_explicit(&hws_shim_plain_spin,
-				      ok && !hws_cfg.instrument && !hws_cfg.slice,
-				      memory_order_release);
-		atomic_store_explicit(&hws_shim_plain_auto,
-				      ok && !hws_cfg.instrument && !hws_cfg.slice &&
-					      hws_lock_kind8 == HWS_LK_AUTO,
+		atomic_store_explicit(&hws_shim_plain_spin, plain, memory_order_release);
+		atomic_store_explicit(&hws_shim_plain_auto, plain && hws_lock_kind8 == HWS_LK_AUTO,
 				      memory_order_release);
 		/* release: publishes hws_native and hws_cfg to every reader. */
 		atomic_store_explicit(&hws_shim_state, ok ? HWS_SHIM_READY : HWS_SHIM_OFF,
