@@ -67,7 +67,7 @@ HWS_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 		return hws_native.barrier_destroy ? hws_native.barrier_destroy(b) : 0;
 	/* acquire: pairs with the release decrement in pthread_barrier_wait. */
 	while (atomic_load_explicit(INSIDE(b), memory_order_acquire))
-		sched_yield();
+		hws_yield();
 	/* relaxed: destroy is not concurrent with use. */
 	atomic_store_explicit(MAGIC(b), 0, memory_order_relaxed);
 	return 0;

@@ -208,7 +208,7 @@ HWS_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 	/* Woken waiters may still be on their way out: wait for them, as glibc
 	 * does (destroying a condvar with blocked waiters is undefined). */
 	while (hws_condvar_core_busy(CORE(c)))
-		sched_yield();
+		hws_yield();
 	if (unlikely(hws_cfg.profile))
 		hws_prof_end(c);
 	return 0;

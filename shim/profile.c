@@ -184,7 +184,7 @@ static long find(uintptr_t a, unsigned fam, int insert)
 			 * find (the slot's fields are set up). */
 			uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
 			while (k == CLAIMED) {   /* someone sets it up: a few stores */
-				sched_yield();
+				hws_yield();
 				/* acquire: as above. */
 				k = atomic_load_explicit(&s->key, memory_order_acquire);
 			}

@@ -100,7 +100,7 @@ unsigned hws_spin_wait_acquire(_Atomic uint32_t *word, const hws_wait_t *policy,
 
 	for (;;) {
 		if (yield) {
-			sched_yield();
+			hws_yield();
 			yields++;
 		} else if (policy) {
 			hws_wait_while_eq32(word, seen, policy, hws_deadline_after_ns(SLICE_NS));

@@ -93,7 +93,7 @@ int hws_shim_on_slow(void)
 		return ok;
 	}
 	while (s == HWS_SHIM_BUSY) {
-		sched_yield();
+		hws_yield();
 		/* acquire: pairs with the release store above. */
 		s = atomic_load_explicit(&hws_shim_state, memory_order_acquire);
 	}

@@ -66,7 +66,7 @@ static void dead_lock(void)
 {
 	/* acquire: pairs with the release in dead_unlock. */
 	while (atomic_exchange_explicit(&dead_busy, 1, memory_order_acquire))
-		sched_yield();
+		hws_yield();
 }
 
 static void dead_unlock(void)

@@ -224,6 +224,15 @@ int hws_rseq_slice_state(const char **why);
 
 #ifndef __cplusplus
 #include <stdatomic.h>
+/* Giving the CPU away (lib/arch/yield.c).  hws_yield() is sched_yield for
+ * the library's own polling.  hws_yield_counted() is the same, with the
+ * caller counted in hws_yielders_now while the call runs: a thread of this
+ * process that gave its CPU away by its own choice (the shim's sched_yield,
+ * for the program's calls).  Waiting locks read the count as a hint. */
+void hws_yield(void);
+int hws_yield_counted(void);
+extern _Atomic unsigned hws_yielders_now;
+
 /* Lock holders and the time-slice extension (lib/arch/rseq_slice.c): a lock
  * calls hws_slice_hold() once it holds, hws_slice_unhold() once it has let
  * go.  Where the kernel offers the extension, a thread's outermost hold asks

@@ -26,6 +26,11 @@ unsigned hws_auto_max_spinners(void);
  * a wait of waited_ns changes hands at least once a microsecond. */
 bool hws_auto_busy_nap_pays(uint32_t handoffs, uint64_t waited_ns);
 
+/* A waiter on a busy machine gives its CPU away at most this many times in
+ * a wait before it parks (lock_auto_sleep.c, busy_yield).  Measured: 4, 8,
+ * 16 and 64 (docs/locks.md, "A few yields before the park"). */
+#define HWS_AUTO_BUSY_YIELDS 4u
+
 /* The releaser's grace (lock_auto_spin.c): whether a spinner that sees the
  * lock free at generation gen leaves it to its releaser a moment, given the
  * lock's learning word; and how a wait's kept and wasted graces move the

@@ -200,6 +200,27 @@ static bool busy_nap(struct waiter *me, uint32_t v, uint64_t now)
 	return hws_auto_busy_nap_pays(moved(me->gen0, v), now - me->arrived) && !realtime(me);
 }
 
+/* Before it parks, a busy machine's waiter gives its CPU away a few times
+ * (HWS_AUTO_BUSY_YIELDS in a wait):
+ * a runnable thread queued on this CPU (perhaps the preempted holder) runs
+ * at once, and the waiter looks again without a park's two system calls.
+ * Not while a thread of the program is inside sched_yield (hws_yielders_now):
+ * a holder that yields would find the waiter queued before it on its way
+ * back, once per yield.  Not for a real-time waiter: its yield passes the
+ * CPU only to threads of its own priority. */
+static bool busy_yield(struct waiter *me)
+{
+	/* relaxed: a hint; a yield that starts just after the check costs
+	 * one poll more, no correctness. */
+	if (me->busy_yields >= HWS_AUTO_BUSY_YIELDS ||
+	    atomic_load_explicit(&hws_yielders_now, memory_order_relaxed) || realtime(me))
+		return false;
+	me->busy_yields++;
+	hws_wait_tls.yields++;
+	hws_yield();
+	return true;
+}
+
 /* A busy machine's wait (hws_auto_cpus_busy): nap while the lock changes
  * hands often, else park until a release wakes us.  No timer for the
  * fairness bound: the loop checks it whenever the waiter wakes, and each
@@ -208,6 +229,8 @@ static bool busy_nap(struct waiter *me, uint32_t v, uint64_t now)
 void hws_auto_busy_sleep(struct waiter *me, uint32_t v, uint64_t now)
 {
 	if (!busy_nap(me, v, now)) {
+		if (busy_yield(me))
+			return;
 		park(me, me->deadline);
 	} else if (keep_parked(me)) {
 		uint64_t nap_end = now + nap_ns(me);

@@ -198,7 +198,7 @@ int hws_auto_spin(struct waiter *me, uint64_t budget, bool gentle)
 			delay = delay < BACKOFF_MAX ? delay * 2 : delay;
 		}
 		if (yielding && delay >= YIELD_AFTER)
-			sched_yield();   /* the holder may be waiting for this CPU */
+			hws_yield();   /* the holder may be waiting for this CPU */
 		else
 			for (uint32_t i = 0; i < delay; i++)
 				hws_cpu_relax();

@@ -61,6 +61,7 @@ struct waiter {
 	uint32_t claim_gen;  /* claimant: the generation its claim was made in */
 	unsigned crowd;      /* times no spinner slot was free: the bound doubled */
 	unsigned naps;       /* naps so far: each one twice as long as the last */
+	unsigned busy_yields;   /* yields before a park on a busy machine */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant;
 	bool after_park;     /* back from a park (woken or timed out) since the loop's last look */

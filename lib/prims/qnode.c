@@ -22,7 +22,7 @@ static void pool_lock(void)
 {
 	/* acquire: pairs with the release in pool_unlock. */
 	while (atomic_exchange_explicit(&pool_busy, 1, memory_order_acquire))
-		sched_yield();
+		hws_yield();
 }
 
 static void pool_unlock(void)

@@ -56,7 +56,7 @@ static int wait_slot(const struct hws_rw_bravo_slot *s, uintptr_t me, const hws_
 			hws_nap_until(deadline_ns - now > nap ? now + nap : deadline_ns);
 			nap = nap < NAP_MAX_NS / 2 ? nap * 2 : NAP_MAX_NS;
 		} else if (w->kind == HWS_WAIT_YIELD) {
-			sched_yield();
+			hws_yield();
 		} else {
 			for (uint32_t i = 0; i < pauses; i++)
 				hws_cpu_relax();

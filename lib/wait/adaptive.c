@@ -238,7 +238,7 @@ int hws_wait_adaptive(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t 
 	/* acquire: pairs with the store that changed the word. */
 	while (atomic_load_explicit(a, memory_order_acquire) == old) {
 		if (yielding)
-			sched_yield();
+			hws_yield();
 		else
 			hws_cpu_relax();
 		if (++polls % HWS_POLLS_PER_CLOCK && !yielding)

@@ -49,7 +49,7 @@ static uint64_t median_cost(enum probe what)
 			syscall(SYS_futex, &word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
 			break;
 		case PROBE_YIELD:
-			sched_yield();
+			hws_yield();
 			break;
 		}
 		t[i] = hws_now_ns() - t0;

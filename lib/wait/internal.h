@@ -120,6 +120,7 @@ struct hws_wait_counters {
 	uint64_t handoffs;  /* acquisitions handed to a waiter past a lock's fairness bound */
 	uint64_t spin_ns;   /* time in auto's spinning stage (after its first look) */
 	uint64_t naps;      /* timed sleeps that no wake-up ends (hws_nap_until) */
+	uint64_t yields;    /* auto's busy-machine yields before a park */
 };
 extern _Thread_local struct hws_wait_counters hws_wait_tls;
 /* This thread's last futex sleep that a FUTEX_WAKE ended (futex.c): seq

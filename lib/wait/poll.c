@@ -52,7 +52,7 @@ static void delay_miss(const hws_wait_t *w, uint32_t *state)
 static void yield_once(const hws_wait_t *w, uint32_t *state)
 {
 	(void)w, (void)state;
-	sched_yield();
+	hws_yield();
 }
 
 int hws_wait_spin(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)

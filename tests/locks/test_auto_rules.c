@@ -6,7 +6,10 @@
  *   realtime  a SCHED_FIFO waiter spins at most a few microseconds, then
  *             parks (skipped where SCHED_FIFO is refused);
  *   busy      while the machine has more runnable threads than CPUs, a
- *             waiter does not spin at all (the verdict forced);
+ *             waiter does not spin at all (the verdict forced): it yields
+ *             its CPU HWS_AUTO_BUSY_YIELDS times, then parks; with a
+ *             thread of the program counted inside sched_yield, or as a
+ *             SCHED_FIFO thread, it parks without yielding;
  *   limit     at most usable CPUs - 1 waiters spin at once in the process,
  *             each on its own lock;
  *   busy naps on a busy machine a waiter naps only while the lock changes
@@ -46,6 +49,7 @@ struct waiter_arg {
 	_Atomic int started;
 	uint64_t spin_ns;       /* out: its time in the spinning stage */
 	uint64_t sleeps;        /* out: its kernel sleeps */
+	uint64_t yields;        /* out: its busy-machine yields */
 	_Atomic uint64_t asked_at;  /* out: when it asked for the lock */
 };
 
@@ -56,12 +60,13 @@ static void *waiter(void *p)
 		struct sched_param sp = { .sched_priority = 1 };
 		CHECK_EQ(pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp), 0);
 	}
-	uint64_t s0 = hws_wait_tls.spin_ns, z0 = hws_wait_tls.sleeps;
+	uint64_t s0 = hws_wait_tls.spin_ns, z0 = hws_wait_tls.sleeps, y0 = hws_wait_tls.yields;
 	atomic_store(&a->started, 1);
 	atomic_store(&a->asked_at, test_now_ns());
 	CHECK_EQ(hws_auto_acquire(a->lock), 0);
 	a->spin_ns = hws_wait_tls.spin_ns - s0;
 	a->sleeps = hws_wait_tls.sleeps - z0;
+	a->yields = hws_wait_tls.yields - y0;
 	CHECK_EQ(hws_auto_release(a->lock), 0);
 	return NULL;
 }
@@ -112,10 +117,30 @@ static void realtime_and_busy(void)
 
 	hws_cpus_busy_force(1);
 	struct waiter_arg busy = behind_hold(0);
-	printf("busy: the waiter spun %.3f ms, slept %llu times\n", busy.spin_ns / 1e6,
+	printf("busy: the waiter spun %.3f ms, yielded %llu times, slept %llu times\n",
+	       busy.spin_ns / 1e6, (unsigned long long)busy.yields,
 	       (unsigned long long)busy.sleeps);
 	CHECK_EQ(busy.spin_ns, 0);
+	CHECK_EQ(busy.yields, HWS_AUTO_BUSY_YIELDS);
 	CHECK(busy.sleeps >= 1);
+
+	/* As if another thread of the program were inside sched_yield. */
+	atomic_fetch_add(&hws_yielders_now, 1);
+	struct waiter_arg beside = behind_hold(0);
+	atomic_fetch_sub(&hws_yielders_now, 1);
+	printf("busy, a thread yielding: the waiter spun %.3f ms, yielded %llu times, "
+	       "slept %llu times\n", beside.spin_ns / 1e6, (unsigned long long)beside.yields,
+	       (unsigned long long)beside.sleeps);
+	CHECK_EQ(beside.spin_ns, 0);
+	CHECK_EQ(beside.yields, 0);
+	CHECK(beside.sleeps >= 1);
+	if (fifo_permitted()) {
+		struct waiter_arg rt = behind_hold(1);
+		printf("busy, realtime: the SCHED_FIFO waiter yielded %llu times, slept %llu "
+		       "times\n", (unsigned long long)rt.yields, (unsigned long long)rt.sleeps);
+		CHECK_EQ(rt.yields, 0);
+		CHECK(rt.sleeps >= 1);
+	}
 	hws_cpus_busy_force(0);
 }
 

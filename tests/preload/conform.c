@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -312,6 +313,36 @@ static void spins(void)
 	pthread_spin_destroy(&sl);
 }
 
+/* ---- sched_yield (the shim counts its callers): held across a mutex ---- */
+static pthread_mutex_t ym = PTHREAD_MUTEX_INITIALIZER;
+static long yielded;
+static _Atomic int yield_failed;
+static void *yield_holding(void *arg)
+{
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&ym);
+		errno = 0;
+		if (sched_yield() != 0 || errno != 0)
+			atomic_store(&yield_failed, 1);
+		yielded++;
+		pthread_mutex_unlock(&ym);
+	}
+	return arg;
+}
+
+static void yields(void)
+{
+	pthread_t t[N];
+	for (int i = 0; i < N; i++)
+		pthread_create(&t[i], NULL, yield_holding, NULL);
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	OUT("yield counter %ld, failed %d\n", yielded, atomic_load(&yield_failed));
+	errno = 0;
+	int rc = sched_yield();
+	OUT("yield alone %d errno %s\n", rc, en(errno));
+}
+
 /* ---- signals: no EINTR out of calls that must not return it ---- */
 static void on_usr1(int sig) { (void)sig; }
 static int sig_go, bad_rc;
@@ -479,6 +510,7 @@ int main(void)
 	barriers();
 	semaphores();
 	spins();
+	yields();
 	signals();
 	forks();
 	cancels();
