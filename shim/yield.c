@@ -1,11 +1,11 @@
-/* sched_yield: the system call, counted while it runs (hws_yield_counted),
- * so that a waiting lock knows a thread of the program has given its CPU
- * away by its own choice, perhaps while it holds the lock, and does not
- * poll against it (docs/locks.md, "A busy machine: no spinning"). */
+/* sched_yield: the system call, with its time noted (hws_yield_noted), so
+ * that a waiting lock knows the program's threads give their CPU away by
+ * their own choice, perhaps while they hold the lock, and does not poll
+ * against them (docs/locks.md, "A few yields before the park"). */
 #include <sched.h>
 #include <hwsync/arch.h>
 
 int sched_yield(void)
 {
-	return hws_yield_counted();
+	return hws_yield_noted();
 }

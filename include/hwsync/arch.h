@@ -217,6 +217,16 @@ bool hws_cpus_busy(uint64_t now_ns);
 void hws_cpus_busy_force(int verdict);
 unsigned hws_loadavg_runnable(const char *loadavg);
 
+/* Giving the CPU away (lib/arch/yield.c).  hws_yield() is sched_yield for
+ * the library's own polling.  hws_yield_noted() is the same, and notes the
+ * time: a thread of this process gave its CPU away by its own choice (an
+ * interposed sched_yield, for the program's calls).  hws_program_yielded()
+ * says whether that happened within the last 4-8 ms (now_ns: the caller's
+ * hws_now_ns(); the callers' reads turn the note over every 4 ms). */
+void hws_yield(void);
+int hws_yield_noted(void);
+bool hws_program_yielded(uint64_t now_ns);
+
 /* The kernel's rseq time-slice extension for the calling thread: 0 = not
  * offered (why says what is missing), 1 = offered but not enabled, 2 =
  * enabled (docs/locks.md, "The kernel's time-slice extension"). */
@@ -224,15 +234,6 @@ int hws_rseq_slice_state(const char **why);
 
 #ifndef __cplusplus
 #include <stdatomic.h>
-/* Giving the CPU away (lib/arch/yield.c).  hws_yield() is sched_yield for
- * the library's own polling.  hws_yield_counted() is the same, with the
- * caller counted in hws_yielders_now while the call runs: a thread of this
- * process that gave its CPU away by its own choice (the shim's sched_yield,
- * for the program's calls).  Waiting locks read the count as a hint. */
-void hws_yield(void);
-int hws_yield_counted(void);
-extern _Atomic unsigned hws_yielders_now;
-
 /* Lock holders and the time-slice extension (lib/arch/rseq_slice.c): a lock
  * calls hws_slice_hold() once it holds, hws_slice_unhold() once it has let
  * go.  Where the kernel offers the extension, a thread's outermost hold asks

@@ -24,8 +24,8 @@
  * finds no spinner slot (more waiters than CPUs) doubles its bound.  While
  * the machine has more runnable threads than CPUs nobody spins past the
  * first look (a spinner would keep a runnable thread, perhaps the holder,
- * off a CPU): a waiter yields its CPU a few times, unless a thread of the
- * program is inside sched_yield, then parks, as glibc's mutex does, or naps
+ * off a CPU): a waiter yields its CPU a few times, unless the program's
+ * threads call sched_yield, then parks, as glibc's mutex does, or naps
  * while the lock changes hands at least once a microsecond, and its bound is
  * the longest.
  * The holder that took the lock after a wait updates the lock's learning

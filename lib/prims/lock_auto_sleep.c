@@ -201,19 +201,16 @@ static bool busy_nap(struct waiter *me, uint32_t v, uint64_t now)
 }
 
 /* Before it parks, a busy machine's waiter gives its CPU away a few times
- * (HWS_AUTO_BUSY_YIELDS in a wait):
- * a runnable thread queued on this CPU (perhaps the preempted holder) runs
- * at once, and the waiter looks again without a park's two system calls.
- * Not while a thread of the program is inside sched_yield (hws_yielders_now):
- * a holder that yields would find the waiter queued before it on its way
- * back, once per yield.  Not for a real-time waiter: its yield passes the
- * CPU only to threads of its own priority. */
-static bool busy_yield(struct waiter *me)
+ * (HWS_AUTO_BUSY_YIELDS in a wait): a runnable thread queued on this CPU
+ * (perhaps the preempted holder) runs at once, and the waiter looks again
+ * without a park's two system calls.  Not where the program's threads call
+ * sched_yield (hws_program_yielded): a holder that yields would find the
+ * waiter queued before it on its way back, once per yield.  Not for a
+ * real-time waiter: its yield passes the CPU only to threads of its own
+ * priority. */
+static bool busy_yield(struct waiter *me, uint64_t now)
 {
-	/* relaxed: a hint; a yield that starts just after the check costs
-	 * one poll more, no correctness. */
-	if (me->busy_yields >= HWS_AUTO_BUSY_YIELDS ||
-	    atomic_load_explicit(&hws_yielders_now, memory_order_relaxed) || realtime(me))
+	if (me->busy_yields >= HWS_AUTO_BUSY_YIELDS || hws_program_yielded(now) || realtime(me))
 		return false;
 	me->busy_yields++;
 	hws_wait_tls.yields++;
@@ -229,7 +226,7 @@ static bool busy_yield(struct waiter *me)
 void hws_auto_busy_sleep(struct waiter *me, uint32_t v, uint64_t now)
 {
 	if (!busy_nap(me, v, now)) {
-		if (busy_yield(me))
+		if (busy_yield(me, now))
 			return;
 		park(me, me->deadline);
 	} else if (keep_parked(me)) {

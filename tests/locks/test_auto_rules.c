@@ -7,9 +7,10 @@
  *             parks (skipped where SCHED_FIFO is refused);
  *   busy      while the machine has more runnable threads than CPUs, a
  *             waiter does not spin at all (the verdict forced): it yields
- *             its CPU HWS_AUTO_BUSY_YIELDS times, then parks; with a
- *             thread of the program counted inside sched_yield, or as a
- *             SCHED_FIFO thread, it parks without yielding;
+ *             its CPU HWS_AUTO_BUSY_YIELDS times, then parks; beside a
+ *             thread that keeps calling sched_yield (as the shim notes
+ *             it), or as a SCHED_FIFO thread, it parks without yielding,
+ *             and the note lapses within two turns once that thread stops;
  *   limit     at most usable CPUs - 1 waiters spin at once in the process,
  *             each on its own lock;
  *   busy naps on a busy machine a waiter naps only while the lock changes
@@ -97,8 +98,22 @@ static bool fifo_permitted(void)
 	return true;
 }
 
+/* A thread of the program that calls sched_yield now and then. */
+static _Atomic int noting;
+static void *noter(void *p)
+{
+	while (atomic_load(&noting)) {
+		hws_yield_noted();
+		usleep(200);
+	}
+	return p;
+}
+
 static void realtime_and_busy(void)
 {
+	/* Nothing here has noted a yield (the test calls no sched_yield of
+	 * the shim), so the first busy waiter below may yield. */
+	CHECK(!hws_program_yielded(hws_now_ns()));
 	hws_cpus_busy_force(0);
 	struct waiter_arg ctl = behind_hold(0);
 	printf("control: a waiter spun %.3f ms of a %.0f ms hold\n", ctl.spin_ns / 1e6,
@@ -124,16 +139,26 @@ static void realtime_and_busy(void)
 	CHECK_EQ(busy.yields, HWS_AUTO_BUSY_YIELDS);
 	CHECK(busy.sleeps >= 1);
 
-	/* As if another thread of the program were inside sched_yield. */
-	atomic_fetch_add(&hws_yielders_now, 1);
+	/* Beside a thread that keeps calling sched_yield as the shim's does. */
+	pthread_t nt;
+	atomic_store(&noting, 1);
+	CHECK_EQ(pthread_create(&nt, NULL, noter, NULL), 0);
+	while (!hws_program_yielded(hws_now_ns()))
+		usleep(100);
 	struct waiter_arg beside = behind_hold(0);
-	atomic_fetch_sub(&hws_yielders_now, 1);
+	atomic_store(&noting, 0);
+	CHECK_EQ(pthread_join(nt, NULL), 0);
 	printf("busy, a thread yielding: the waiter spun %.3f ms, yielded %llu times, "
 	       "slept %llu times\n", beside.spin_ns / 1e6, (unsigned long long)beside.yields,
 	       (unsigned long long)beside.sleeps);
 	CHECK_EQ(beside.spin_ns, 0);
 	CHECK_EQ(beside.yields, 0);
 	CHECK(beside.sleeps >= 1);
+	/* The note lapses within two turns of 4 ms. */
+	usleep(10000);
+	(void)hws_program_yielded(hws_now_ns());
+	usleep(10000);
+	CHECK(!hws_program_yielded(hws_now_ns()));
 	if (fifo_permitted()) {
 		struct waiter_arg rt = behind_hold(1);
 		printf("busy, realtime: the SCHED_FIFO waiter yielded %llu times, slept %llu "
