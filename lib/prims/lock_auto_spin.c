@@ -1,5 +1,6 @@
 /* auto: the first look and the spinning stage (docs/locks.md, "The auto
  * lock"): spinner slots, the releaser's grace, and polls with a backoff. */
+#include <pthread.h>
 #include "prims/lock_auto_waiter.h"
 
 /* Backoff between two polls of a spinner, in relax instructions: doubled
@@ -25,10 +26,27 @@
  * spin starts and ends, after the first look. */
 static _Atomic uint32_t spinners_now;
 
+/* A forked child runs only the thread that forked, which was not spinning:
+ * the parent's spinners would keep their places in the count for good, and
+ * on two CPUs nobody would ever spin in the child. */
+static void spinners_after_fork(void)
+{
+	/* relaxed: the child has one thread, and it is here. */
+	atomic_store_explicit(&spinners_now, 0, memory_order_relaxed);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, spinners_after_fork);
+}
+
 /* A CAS, not an increment undone when over the limit: the count never
  * exceeds the limit, not even for a moment (tests read it). */
 static bool spinner_enter(void)
 {
+	pthread_once(&fork_once, watch_forks);
 	/* relaxed: a count that only limits how many spin; it orders nothing. */
 	uint32_t n = atomic_load_explicit(&spinners_now, memory_order_relaxed);
 	do

@@ -12,7 +12,8 @@
  *             it), or as a SCHED_FIFO thread, it parks without yielding,
  *             and the note lapses within two turns once that thread stops;
  *   limit     at most usable CPUs - 1 waiters spin at once in the process,
- *             each on its own lock;
+ *             each on its own lock; a child forked while some spin counts
+ *             none of them;
  *   busy naps on a busy machine a waiter naps only while the lock changes
  *             hands at least once a microsecond: behind two threads that
  *             pass the lock every 20 us it sleeps, and never naps (it
@@ -30,7 +31,9 @@
  *             the lock at once (no grace counted).
  * Needs two usable CPUs (else nobody may spin, and it is skipped). */
 #include <sched.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "tests/locks/lock_test.h"
 #include <hwsync/arch.h>
 #include <hwsync/lock_auto.h>
@@ -186,9 +189,22 @@ static void spinner_limit(void)
 		args[i] = (struct waiter_arg){ .lock = &locks[i] };
 		CHECK_EQ(pthread_create(&th[i], NULL, waiter, &args[i]), 0);
 	}
+	unsigned at_fork = 0;
+	int child = -1;
 	for (uint64_t end = test_now_ns() + HOLD_NS; test_now_ns() < end;) {
 		unsigned s = hws_auto_spinners();
 		most = s > most ? s : most;
+		if (s && !at_fork) {
+			/* A child has none of the parent's spinners. */
+			at_fork = s;
+			pid_t pid = fork();
+			CHECK(pid >= 0);
+			if (pid == 0)
+				_exit(hws_auto_spinners() == 0 ? 0 : 1);
+			int st;
+			CHECK_EQ(waitpid(pid, &st, 0), pid);
+			child = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		}
 		usleep(50);
 	}
 	for (unsigned i = 0; i < n; i++)
@@ -197,8 +213,11 @@ static void spinner_limit(void)
 		CHECK_EQ(pthread_join(th[i], NULL), 0);
 	printf("limit: %u waiters on %u locks, at most %u spun at once (limit %u)\n", n, n, most,
 	       limit);
+	printf("fork: %u spinning in the parent, the child counted %s\n", at_fork,
+	       child == 0 ? "none" : "some (or failed)");
 	CHECK(most <= limit);
 	CHECK(most >= 1);   /* control: they do spin */
+	CHECK_EQ(child, 0);
 }
 
 /* Two threads pass the lock back and forth, each holding it PASS_US; a
