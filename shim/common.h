@@ -29,7 +29,8 @@
  *                  words (lock_words.h), the waits and counting out of line
  * and on top the entry points, one file per family of interposed functions:
  * spin.c, barrier.c, rwlock.c, gomp_barrier.c, mutex.c, sem.c, omp_lock.c,
- * and cond.c, which also calls mutex.c (mutex.h).
+ * yield.c (sched_yield, noted for the lock waiters), and cond.c, which also
+ * calls mutex.c (mutex.h).
  */
 #ifndef HWS_PRELOAD_COMMON_H
 #define HWS_PRELOAD_COMMON_H

@@ -219,7 +219,7 @@ unsigned hws_loadavg_runnable(const char *loadavg);
 
 /* Giving the CPU away (lib/arch/yield.c).  hws_yield() is sched_yield for
  * the library's own polling.  hws_yield_noted() is the same, and notes the
- * time: a thread of this process gave its CPU away by its own choice (an
+ * call: a thread of this process gave its CPU away by its own choice (an
  * interposed sched_yield, for the program's calls).  hws_program_yielded()
  * says whether that happened within the last 4-8 ms (now_ns: the caller's
  * hws_now_ns(); the callers' reads turn the note over every 4 ms). */
