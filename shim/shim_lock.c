@@ -166,6 +166,7 @@ int hws_shim_lock_counted(struct hws_words8 *w8, struct hws_words4 *w4, enum hws
 	uint64_t t1 = first ? t0 : hws_now_ns();
 	if (t) {
 		hws_tally(&t->syscalls, hws_wait_tls.syscalls - c0.syscalls);
+		hws_tally(&t->yields, hws_wait_tls.yields - c0.yields);
 		if (rc == 0) {
 			uint64_t polls = hws_wait_tls.polls - c0.polls;
 			hws_tally(&t->acquisitions, 1);

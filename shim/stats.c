@@ -220,11 +220,12 @@ void hws_stats_report(void)
 			continue;
 		dprintf(fd, "hwsync[%d]:   %-14s %" PRIu64 " acquisitions, %" PRIu64
 			" contended (after spin %" PRIu64 ", after sleep %" PRIu64 "), first try %"
-			PRIu64 ", %" PRIu64 " futex calls, max spin %" PRIu64 " polls, %.3f ms "
-			"waiting, longest wait %.3f ms, %" PRIu64 " fairness hand-offs\n", pid,
-			hws_family_name[f], LD(t->acquisitions),
+			PRIu64 ", %" PRIu64 " futex calls, %" PRIu64 " yields before a park, max "
+			"spin %" PRIu64 " polls, %.3f ms waiting, longest wait %.3f ms, %" PRIu64
+			" fairness hand-offs\n", pid, hws_family_name[f], LD(t->acquisitions),
 			LD(t->acquisitions) - LD(t->first_try), LD(t->after_spin),
-			LD(t->after_sleep), LD(t->first_try), LD(t->syscalls), LD(t->max_spins),
+			LD(t->after_sleep), LD(t->first_try), LD(t->syscalls), LD(t->yields),
+			LD(t->max_spins),
 			(double)LD(t->wait_ns) / 1e6, (double)LD(t->max_wait_ns) / 1e6,
 			LD(t->handoffs));
 	}

@@ -8,7 +8,7 @@
 
 struct hws_lock_tally {   /* one lock family, as counted by the lock paths */
 	_Atomic uint64_t acquisitions, first_try, after_spin, after_sleep, syscalls, max_spins,
-		wait_ns, handoffs, max_wait_ns;
+		wait_ns, handoffs, max_wait_ns, yields;
 };
 struct hws_fam_tally {    /* the other families */
 	_Atomic uint64_t ops, contended, wait_ns, timeouts, signals, broadcasts, episodes;

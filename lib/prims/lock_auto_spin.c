@@ -35,9 +35,9 @@ static void spinners_after_fork(void)
 	atomic_store_explicit(&spinners_now, 0, memory_order_relaxed);
 }
 
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-static void watch_forks(void)
+/* Registered when the library is loaded, before any thread can spin, so
+ * that starting a spin costs no check of whether it was. */
+__attribute__((constructor)) static void watch_forks(void)
 {
 	pthread_atfork(NULL, NULL, spinners_after_fork);
 }
@@ -46,7 +46,6 @@ static void watch_forks(void)
  * exceeds the limit, not even for a moment (tests read it). */
 static bool spinner_enter(void)
 {
-	pthread_once(&fork_once, watch_forks);
 	/* relaxed: a count that only limits how many spin; it orders nothing. */
 	uint32_t n = atomic_load_explicit(&spinners_now, memory_order_relaxed);
 	do
