@@ -12,7 +12,18 @@
  * its wake-up and what it waited for.  It notes the time it ran again and
  * takes the stamp when it sleeps again or when the adaptive policy asks
  * (hws_futex_woken_sample).  For the same reason the waker, not the woken
- * thread, takes a woken sleeper off the bucket's count (wake_call). */
+ * thread, takes a woken sleeper off the bucket's count (wake_call).
+ *
+ * Marked sleepers (hws_futex_sleep_bits, hws_futex_wake_bits): a caller
+ * that marks its sleepers in the word itself (the auto lock's PARKED bit)
+ * and wakes only when the mark says so has no use for the counter, so
+ * neither side touches it; and only one sleep in MARKED_TIMED_EVERY per
+ * thread is timed, the waker stamping every wake.  Such callers sleep
+ * and wake many times a second when a lock's holders yield or are
+ * preempted, and the hand-off window keeps only the last 16 samples; the
+ * counter, the sleeper's two clock reads and its taking of the stamp cost
+ * those patterns about 3% of their throughput (docs/locks.md, "Marked
+ * sleepers").  An address is slept on in one form only. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <time.h>
@@ -28,6 +39,11 @@ _Thread_local struct hws_futex_woken hws_futex_woken;
  * (the table and the hash are in wait.h, for the inline test of
  * hws_wake32_after_rmw). */
 #define bucket hws_wait_bucket
+
+/* One marked sleep in this many, per thread, is timed (the first one of a
+ * thread included). */
+#define MARKED_TIMED_EVERY 8u
+static _Thread_local unsigned marked_sleeps;
 struct hws_wait_bucket hws_wait_buckets[HWS_WAIT_BUCKETS];
 
 static inline uint64_t addr_hash(const void *addr)
@@ -89,20 +105,25 @@ uint64_t hws_futex_woken_sample(uint64_t seq)
 	return hws_futex_woken.sample_ns;
 }
 
-int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
-			 uint32_t bits)
+/* One FUTEX_WAIT_BITSET: counted in the address's bucket, or marked (the
+ * caller's word says it sleeps; see the top of the file). */
+static int sleep_call(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
+		      uint32_t bits, bool marked)
 {
-	struct bucket *b = bucket_of(a);
-	_Atomic uint32_t *n = &b->n;
+	_Atomic uint32_t *n = &bucket_of(a)->n;
 	struct timespec ts, *tsp = NULL;
-	uint64_t slept;
+	uint64_t slept = 0;
+	bool timed = !marked || marked_sleeps++ % MARKED_TIMED_EVERY == 0;
 	int rc = 0;
 
 	settle();
 	/* seq_cst increment, then seq_cst re-read: with the waker's store +
 	 * seq_cst fence + counter read this is the Dekker pattern: one of the two
-	 * sides sees the other's write, so no wake is lost. */
-	atomic_fetch_add_explicit(n, 1, memory_order_seq_cst);
+	 * sides sees the other's write, so no wake is lost.  A marked sleeper's
+	 * caller made the same argument with its mark (the kernel re-checks the
+	 * word, mark included). */
+	if (!marked)
+		atomic_fetch_add_explicit(n, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(a, memory_order_seq_cst) == old) {
 		if (deadline_ns != HWS_FOREVER) {
 			ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
@@ -110,12 +131,15 @@ int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadl
 			tsp = &ts;
 		}
 		hws_wait_tls.syscalls++;
-		slept = hws_now_ns();
+		if (timed)
+			slept = hws_now_ns();
 		/* The kernel re-checks *a == old under its hash-bucket lock. */
 		if (syscall(SYS_futex, a, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, old, tsp,
 			    NULL, bits) == 0) {
 			struct hws_futex_woken *w = &hws_futex_woken;
 			hws_wait_tls.sleeps++;
+			if (!timed)
+				return 0;
 			w->at = hws_now_ns();
 			w->addr = a;
 			w->slept = slept;
@@ -131,8 +155,15 @@ int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadl
 		/* EAGAIN (changed before sleeping), other EINTR: caller re-checks. */
 	}
 	/* release: nothing depends on it; the waker only needs "maybe nonzero". */
-	atomic_fetch_sub_explicit(n, 1, memory_order_release);
+	if (!marked)
+		atomic_fetch_sub_explicit(n, 1, memory_order_release);
 	return rc;
+}
+
+int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
+			 uint32_t bits)
+{
+	return sleep_call(a, old, deadline_ns, bits, true);
 }
 
 void hws_nap_until(uint64_t deadline_ns)
@@ -147,7 +178,7 @@ void hws_nap_until(uint64_t deadline_ns)
 
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns)
 {
-	return hws_futex_sleep_bits(a, old, deadline_ns, FUTEX_BITSET_MATCH_ANY);
+	return sleep_call(a, old, deadline_ns, FUTEX_BITSET_MATCH_ANY, false);
 }
 
 int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)
@@ -162,8 +193,10 @@ int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w,
 	return 0;
 }
 
-/* One FUTEX_WAKE_BITSET, timed for the adaptive policy's hand-off. */
-static int wake_call(_Atomic uint32_t *addr, struct bucket *b, uint32_t n, uint32_t bits)
+/* One FUTEX_WAKE_BITSET, timed for the adaptive policy's hand-off; for
+ * marked sleepers (hws_futex_wake_bits) the bucket's count is left alone. */
+static int wake_call(_Atomic uint32_t *addr, struct bucket *b, uint32_t n, uint32_t bits,
+		     bool marked)
 {
 	hws_wait_tls.syscalls++;
 	uint64_t t0 = hws_now_ns();
@@ -178,7 +211,8 @@ static int wake_call(_Atomic uint32_t *addr, struct bucket *b, uint32_t n, uint3
 	 * subtraction the count is too high, which costs at most a wake call
 	 * that finds nobody, never a lost wake-up.
 	 * release: as the sleeper's own decrement (nothing depends on it). */
-	atomic_fetch_sub_explicit(&b->n, (uint32_t)woke, memory_order_release);
+	if (!marked)
+		atomic_fetch_sub_explicit(&b->n, (uint32_t)woke, memory_order_release);
 	/* relaxed: see take_sample. */
 	atomic_store_explicit(&b->woke, t0 << 8 | addr_tag(addr), memory_order_relaxed);
 	return (int)woke;
@@ -186,7 +220,7 @@ static int wake_call(_Atomic uint32_t *addr, struct bucket *b, uint32_t n, uint3
 
 int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits)
 {
-	return wake_call(addr, bucket_of(addr), n, bits);
+	return wake_call(addr, bucket_of(addr), n, bits, true);
 }
 
 int hws_wake32(_Atomic uint32_t *addr, uint32_t n)
@@ -199,12 +233,12 @@ int hws_wake32(_Atomic uint32_t *addr, uint32_t n)
 	/* relaxed: ordered by the fence above. */
 	if (atomic_load_explicit(&b->n, memory_order_relaxed) == 0)
 		return 0;
-	wake_call(addr, b, n, FUTEX_BITSET_MATCH_ANY);
+	wake_call(addr, b, n, FUTEX_BITSET_MATCH_ANY, false);
 	return 1;
 }
 
 int hws_wake32_call(_Atomic uint32_t *addr, uint32_t n)
 {
-	wake_call(addr, bucket_of(addr), n, FUTEX_BITSET_MATCH_ANY);
+	wake_call(addr, bucket_of(addr), n, FUTEX_BITSET_MATCH_ANY, false);
 	return 1;
 }

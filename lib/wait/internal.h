@@ -46,15 +46,17 @@ int hws_kmwait_available(const char **why);
  * accounting).  Returns 0 (woken, changed, interrupted or spurious) or
  * ETIMEDOUT. */
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns);
-/* The same for a class of sleepers: FUTEX_WAIT_BITSET with `bits`. */
+/* The same for a class of sleepers (FUTEX_WAIT_BITSET with `bits`) whose
+ * caller marks them in the word itself: no sleeper accounting, and only one
+ * such sleep in eight per thread timed for the hand-off (futex.c). */
 int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
 			 uint32_t bits);
 /* Sleep in the kernel until deadline_ns (CLOCK_MONOTONIC) with nobody to
  * wake us earlier: a waiter that has decided to stay out of the way. */
 void hws_nap_until(uint64_t deadline_ns);
-/* Wake up to n sleepers on addr whose bits intersect `bits`, without looking
- * at the sleeper counters (for callers that track their sleepers in the word
- * itself); the number woken. */
+/* Wake up to n sleepers of hws_futex_sleep_bits on addr whose bits
+ * intersect `bits`, without the sleeper counters (the caller's mark in the
+ * word said someone sleeps); the number woken. */
 int hws_futex_wake_bits(_Atomic uint32_t *addr, uint32_t n, uint32_t bits);
 
 /* ---- the policies' table (kinds.c) ---- */
@@ -133,7 +135,7 @@ struct hws_futex_woken {
 	const void *addr;    /* the word, until the sample is taken */
 	uint64_t slept, at;  /* CLOCK_MONOTONIC ns */
 	uint64_t sample_ns;  /* once taken */
-	uint64_t seq;
+	uint64_t seq;        /* woken timed sleeps so far (see hws_futex_sleep_bits) */
 };
 extern _Thread_local struct hws_futex_woken hws_futex_woken;
 uint64_t hws_futex_woken_sample(uint64_t seq);
