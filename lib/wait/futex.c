@@ -39,12 +39,12 @@ _Thread_local struct hws_futex_woken hws_futex_woken;
  * (the table and the hash are in wait.h, for the inline test of
  * hws_wake32_after_rmw). */
 #define bucket hws_wait_bucket
+struct hws_wait_bucket hws_wait_buckets[HWS_WAIT_BUCKETS];
 
 /* One marked sleep in this many, per thread, is timed (the first one of a
  * thread included). */
 #define MARKED_TIMED_EVERY 8u
 static _Thread_local unsigned marked_sleeps;
-struct hws_wait_bucket hws_wait_buckets[HWS_WAIT_BUCKETS];
 
 static inline uint64_t addr_hash(const void *addr)
 {
