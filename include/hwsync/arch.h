@@ -223,7 +223,7 @@ unsigned hws_loadavg_runnable(const char *loadavg);
  * interposed sched_yield, for the program's calls).  hws_program_yielded()
  * says whether that happened within the last 4-8 ms (now_ns: the caller's
  * hws_now_ns(); the callers' reads turn the note over every 4 ms). */
-void hws_yield(void);
+int hws_yield(void);
 int hws_yield_noted(void);
 bool hws_program_yielded(uint64_t now_ns);
 

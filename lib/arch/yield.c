@@ -28,10 +28,10 @@ static _Atomic int yielded_now;      /* a noted call since the last turn */
 static _Atomic int yielded_before;   /* one in the turn before that */
 static _Atomic uint64_t turned_at;   /* hws_now_ns() of the last turn */
 
-void hws_yield(void)
+int hws_yield(void)
 {
 	/* The system call itself: glibc's sched_yield may be the interposed one. */
-	syscall(SYS_sched_yield);
+	return (int)syscall(SYS_sched_yield);
 }
 
 int hws_yield_noted(void)
@@ -39,7 +39,7 @@ int hws_yield_noted(void)
 	/* relaxed: a hint read by waiters; nothing is published through it. */
 	if (!atomic_load_explicit(&yielded_now, memory_order_relaxed))
 		atomic_store_explicit(&yielded_now, 1, memory_order_relaxed);
-	return (int)syscall(SYS_sched_yield);
+	return hws_yield();
 }
 
 bool hws_program_yielded(uint64_t now_ns)

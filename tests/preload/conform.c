@@ -313,7 +313,7 @@ static void spins(void)
 	pthread_spin_destroy(&sl);
 }
 
-/* ---- sched_yield (the shim counts its callers): held across a mutex ---- */
+/* ---- sched_yield (the shim notes the call): held across a mutex ---- */
 static pthread_mutex_t ym = PTHREAD_MUTEX_INITIALIZER;
 static long yielded;
 static _Atomic int yield_failed;
