@@ -8,12 +8,19 @@
  * adaptive.  A queue kind that left a node referenced by a free lock would
  * lose that node with the memory, and the node pool would grow by a chunk
  * every ~1000 cores: the pool's chunk count must not change after a
- * warm-up, and every core must read tail 0 before it is freed. */
+ * warm-up, and every core must read tail 0 before it is freed.
+ * The two threads run on two different CPUs where there are two: a `pause`
+ * waiter never gives its CPU away, so on a shared CPU every hand-off of a
+ * queue lock waited for the scheduler to switch threads, and beside a
+ * busy process (ctest -j2) a run that takes 0.1 s took minutes.  Pinned,
+ * a CPU shared with another process still slows it 40-fold, so the run
+ * also ends after RUN_NS once well past the warm-up, with what it did. */
 #include "tests/locks/core_test.h"
 #include "prims/qnode.h"
 
 #define BATCH 64
 #define WARMUP 16u          /* batches before the pool is counted */
+#define RUN_NS 20000000000ull   /* at most this long, after 4 * WARMUP batches */
 
 static const struct core_kind *K;
 static hws_wait_t policies[NCORE_POLICIES], harness;
@@ -21,6 +28,22 @@ static void *batch[BATCH];           /* written before round_ is posted */
 static _Atomic uint32_t round_;      /* main: number of the batch that began */
 static _Atomic uint32_t finished;    /* worker: batch it is done with */
 static _Atomic int stop;
+
+/* Pin the calling thread to the i-th CPU it may run on (no effect with fewer
+ * than i + 1 of them). */
+static void pin_to(unsigned i)
+{
+	cpu_set_t set, one;
+	if (pthread_getaffinity_np(pthread_self(), sizeof set, &set))
+		return;
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && i-- == 0) {
+			CPU_SET(c, &one);
+			pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+			return;
+		}
+}
 
 static unsigned pool_chunks(void)
 {
@@ -56,6 +79,7 @@ static void *worker(void *p)
 {
 	uint64_t seed = 0x2545f4914f6cdd1dull;
 	unsigned long *giveups = p;     /* the worker's own count */
+	pin_to(1);
 
 	for (uint32_t r = 1;; r++) {
 		wait_ne(&round_, r - 1);
@@ -85,6 +109,7 @@ static int await_queued(void *c, uint32_t tail)
 int main(int argc, char **argv)
 {
 	unsigned batches = lock_test_scale(100000) / BATCH + WARMUP, chunks = 0, queued = 0;
+	uint64_t end = test_now_ns() + RUN_NS;
 	unsigned long giveups = 0, worker_giveups = 0;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	size_t size;
@@ -97,6 +122,7 @@ int main(int argc, char **argv)
 		policies[p] = core_policy(core_policies[p]);
 	harness = core_policy("adaptive");
 	CHECK(pthread_create(&t, NULL, worker, &worker_giveups) == 0);
+	pin_to(0);
 
 	for (uint32_t r = 1; r <= batches; r++) {
 		const hws_wait_t *w = &policies[r % NCORE_POLICIES];
@@ -121,6 +147,11 @@ int main(int argc, char **argv)
 		}
 		if (r == WARMUP)
 			chunks = pool_chunks();
+		if (r >= 4 * WARMUP && r < batches && test_now_ns() > end) {
+			printf("%s: stopped after %u of %u batches, %.0f s\n", K->name, r, batches,
+			       RUN_NS / 1e9);
+			batches = r;
+		}
 	}
 	atomic_store(&stop, 1);
 	post(&round_, batches + 1);
