@@ -194,7 +194,7 @@ uint64_t hws_counter_hz_ready(void)
 {
 	uint64_t hz, now, tsc, expected = 0;
 
-	pthread_once(&cpu_once, detect);
+	hws_once(&cpu_once, detect);
 	/* relaxed: the value carries no other data (pairs with nothing). */
 	hz = atomic_load_explicit(&rate_hz, memory_order_relaxed);
 	if (hz)
@@ -228,14 +228,14 @@ static void measure_rate(void)
 
 const struct hws_cpu_info *hws_cpu_features(void)
 {
-	pthread_once(&cpu_once, detect);
+	hws_once(&cpu_once, detect);
 	return &cpu;
 }
 
 const struct hws_cpu_info *hws_cpu(void)
 {
-	pthread_once(&cpu_once, detect);
-	pthread_once(&rate_once, measure_rate);
+	hws_once(&cpu_once, detect);
+	hws_once(&rate_once, measure_rate);
 	return &cpu;
 }
 

@@ -46,21 +46,25 @@ unsigned hws_loadavg_runnable(const char *s)
 	return digits && *s == '/' ? n : 0;
 }
 
-/* Runnable threads now, 0 if unknown. */
+/* Runnable threads now, 0 if unknown.  errno is left as it was: the
+ * caller is a lock's wait, inside the program's call. */
 static unsigned runnable_now(void)
 {
 	char buf[96];
-	int fd;
+	int fd, saved = errno;
 	do
 		fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
+	if (fd < 0) {
+		errno = saved;
 		return 0;
+	}
 	ssize_t n;
 	do
 		n = read(fd, buf, sizeof buf - 1);
 	while (n < 0 && errno == EINTR);
 	close(fd);
+	errno = saved;
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <hwsync/arch.h>
+#include "arch/internal.h"
 
 uint64_t hws_delay_div(uint64_t x)
 {
@@ -70,7 +71,7 @@ static void build_chase(void)
 
 int hws_delay_miss_prepare(void)
 {
-	pthread_once(&miss_once, build_chase);
+	hws_once(&miss_once, build_chase);
 	return miss_buf ? 0 : ENOMEM;
 }
 

@@ -2,6 +2,8 @@
 #ifndef HWS_ARCH_INTERNAL_H
 #define HWS_ARCH_INTERNAL_H
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <hwsync/arch.h>
 
@@ -16,5 +18,17 @@ const struct hws_cpu_info *hws_cpu_features(void);
 /* The counter frequency if it is known without waiting (CPUID, CNTFRQ, or 20 ms
  * have passed since the first feature query and it is measured now), else 0. */
 uint64_t hws_counter_hz_ready(void);
+
+/* pthread_once for the library's lazy set-ups, leaving errno as it was.
+ * They run inside whatever call first needs them, under the shim inside
+ * the program's pthread_mutex_lock, and look for files and devices that
+ * may well be absent; glibc's lock never changes errno, so neither may
+ * the set-up that a first contended wait runs. */
+static inline void hws_once(pthread_once_t *once, void (*fn)(void))
+{
+	int saved = errno;
+	pthread_once(once, fn);
+	errno = saved;
+}
 
 #endif

@@ -277,8 +277,12 @@ static _Atomic unsigned usable;
 
 unsigned hws_usable_cpus_refresh(void)
 {
+	/* A lock's first contended wait reads this, inside the program's call:
+	 * the files it tries that do not exist must not show in errno. */
+	int saved = errno;
 	unsigned n = affinity_cpus();
 	unsigned q = hws_cgroup_cpu_limit("/sys/fs/cgroup", "/proc/self/cgroup");
+	errno = saved;
 	if (q && q < n)
 		n = q;
 	/* relaxed: a self-contained value; racing refreshes store the same. */

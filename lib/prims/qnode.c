@@ -77,7 +77,7 @@ static void setup(void)
 /* Have this thread's exit return its cache to the shared list. */
 static void register_thread(void)
 {
-	pthread_once(&setup_once, setup);
+	hws_once(&setup_once, setup);
 	pthread_setspecific(exit_key, &cache);   /* any non-NULL value: run thread_exit */
 	cache.registered = 1;
 }

@@ -47,7 +47,7 @@ static void hw_open(void)
 
 const struct hwloc_fns *hws_hwloc_fns(void)
 {
-	pthread_once(&hw_once, hw_open);
+	hws_once(&hw_once, hw_open);
 	if (!hw)
 		hws_fail(ENOTSUP, "hwloc is not available: %s", hw_why);
 	return hw;

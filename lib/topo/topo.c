@@ -277,7 +277,7 @@ static void load_this(void)
 
 const hws_topo_t *hws_topo_this(void)
 {
-	pthread_once(&this_once, load_this);
+	hws_once(&this_once, load_this);
 	return this_topo;
 }
 

@@ -70,7 +70,7 @@ static void choose_hw(void)
 
 enum hws_wait_kind hws_adaptive_hw(void)
 {
-	pthread_once(&hw_once, choose_hw);
+	hws_once(&hw_once, choose_hw);
 	return hw_stage;
 }
 
@@ -159,13 +159,13 @@ static void load_cache(void)
 
 void hws_adaptive_prepare(void)
 {
-	pthread_once(&cache_once, load_cache);
+	hws_once(&cache_once, load_cache);
 	hws_adaptive_hw();
 }
 
 const char *hws_adaptive_cache_state(void)
 {
-	pthread_once(&cache_once, load_cache);
+	hws_once(&cache_once, load_cache);
 	return cache_state;
 }
 

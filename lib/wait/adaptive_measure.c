@@ -123,6 +123,6 @@ static void measure(void)
 
 const struct hws_adaptive_calibration *hws_adaptive_calibration(void)
 {
-	pthread_once(&cal_once, measure);
+	hws_once(&cal_once, measure);
 	return &cal;
 }

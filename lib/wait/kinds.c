@@ -51,7 +51,7 @@ static void fill_kind_list(void)
 
 const char *const *hws_wait_kinds(void)
 {
-	pthread_once(&kind_list_once, fill_kind_list);
+	hws_once(&kind_list_once, fill_kind_list);
 	return kind_list;
 }
 

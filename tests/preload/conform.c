@@ -31,12 +31,17 @@ __attribute__((constructor)) static void before_main(void)
 /* ---- mutex ---- */
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static long counter;
+static _Atomic long errno_changed;   /* glibc's lock and unlock leave errno alone */
 static void *count_up(void *arg)
 {
 	for (int i = 0; i < 20000; i++) {
+		errno = 12345;
 		pthread_mutex_lock(&m);
 		counter++;
+		errno_changed += errno != 12345;
+		errno = 12345;
 		pthread_mutex_unlock(&m);
+		errno_changed += errno != 12345;
 	}
 	return arg;
 }
@@ -55,7 +60,7 @@ static void mutexes(void)
 		pthread_create(&t[i], NULL, count_up, NULL);
 	for (int i = 0; i < N; i++)
 		pthread_join(t[i], NULL);
-	OUT("mutex counter %ld\n", counter);
+	OUT("mutex counter %ld, errno changed %ld times\n", counter, (long)errno_changed);
 
 	pthread_mutex_t z;
 	memset(&z, 0, sizeof z);   /* zeroed memory is a default mutex */
