@@ -31,4 +31,43 @@ static inline void hws_once(pthread_once_t *once, void (*fn)(void))
 	errno = saved;
 }
 
+/* One system call by its own instruction rather than through glibc's
+ * syscall(): a thread that slept in it comes back to a return stack the
+ * kernel refilled at the task switch, and every return between the system
+ * call and the code that waited then mispredicts; one function fewer is one
+ * return fewer (docs/locks.md, "Coming back from a sleep").  Returns the
+ * kernel's result, a negative errno on failure; errno is left alone. */
+#if defined(__x86_64__)
+static inline long hws_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long r10 __asm__("r10") = a4, r8 __asm__("r8") = a5, r9 __asm__("r9") = a6;
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+static inline long hws_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a1, x1 __asm__("x1") = a2,
+		     x2 __asm__("x2") = a3, x3 __asm__("x3") = a4, x4 __asm__("x4") = a5,
+		     x5 __asm__("x5") = a6;
+	__asm__ volatile("svc #0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+}
+#else
+#include <errno.h>
+#include <unistd.h>
+static inline long hws_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	long r = syscall(nr, a1, a2, a3, a4, a5, a6);
+	return r == -1 ? -errno : r;
+}
+#endif
+
 #endif

@@ -17,8 +17,8 @@
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #include <hwsync/arch.h>
+#include "arch/internal.h"
 
 /* A turn: longer than a scheduler time slice, so that a program whose
  * threads yield is seen as one between its calls. */
@@ -31,7 +31,7 @@ static _Atomic uint64_t turned_at;   /* hws_now_ns() of the last turn */
 int hws_yield(void)
 {
 	/* The system call itself: glibc's sched_yield may be the interposed one. */
-	return (int)syscall(SYS_sched_yield);
+	return (int)hws_syscall6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 }
 
 int hws_yield_noted(void)

@@ -66,6 +66,7 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 	me.arrived = now;
 	me.fair_at = fair >= HWS_FOREVER - now ? HWS_FOREVER : now + fair;
 
+	bool now_fresh = true;   /* `now` was read just before the first look */
 	for (;;) {
 		/* relaxed: take() carries the acquire. */
 		uint32_t v = atomic_load_explicit(&c->state, memory_order_relaxed);
@@ -77,7 +78,9 @@ int hws_auto_core_lock_slow(hws_auto_core_t *c, _Atomic uint32_t *learn, const h
 				return won(&me);
 			continue;
 		}
-		now = hws_now_ns();
+		if (!now_fresh)
+			now = hws_now_ns();
+		now_fresh = false;
 		if (now >= me.deadline)
 			return hws_auto_give_up(&me) ? ETIMEDOUT : won(&me);
 		if (!me.claimant && now >= me.fair_at && sleeping_claims()) {

@@ -28,7 +28,6 @@
 #include <linux/futex.h>
 #include <time.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #include "wait/internal.h"
 
 _Thread_local struct hws_wait_counters hws_wait_tls;
@@ -134,8 +133,9 @@ static int sleep_call(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline
 		if (timed)
 			slept = hws_now_ns();
 		/* The kernel re-checks *a == old under its hash-bucket lock. */
-		if (syscall(SYS_futex, a, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, old, tsp,
-			    NULL, bits) == 0) {
+		long r = hws_syscall6(SYS_futex, (long)a, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+				      old, (long)tsp, 0, bits);
+		if (r == 0) {
 			struct hws_futex_woken *w = &hws_futex_woken;
 			hws_wait_tls.sleeps++;
 			if (!timed)
@@ -148,9 +148,9 @@ static int sleep_call(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline
 			/* The waker took us off the count (wake_call). */
 			return 0;
 		}
-		if (errno == ETIMEDOUT)
+		if (r == -ETIMEDOUT)
 			rc = ETIMEDOUT;
-		else if (errno == EINTR && hws_wait_intr)
+		else if (r == -EINTR && hws_wait_intr)
 			rc = EINTR;
 		/* EAGAIN (changed before sleeping), other EINTR: caller re-checks. */
 	}
@@ -200,8 +200,8 @@ static int wake_call(_Atomic uint32_t *addr, struct bucket *b, uint32_t n, uint3
 {
 	hws_wait_tls.syscalls++;
 	uint64_t t0 = hws_now_ns();
-	long woke = syscall(SYS_futex, addr, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
-			    n > (uint32_t)INT32_MAX ? INT32_MAX : (int)n, NULL, NULL, bits);
+	long woke = hws_syscall6(SYS_futex, (long)addr, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
+				 n > (uint32_t)INT32_MAX ? INT32_MAX : (long)n, 0, 0, bits);
 	if (woke <= 0)
 		return 0;
 	/* The sleepers we woke return 0 from FUTEX_WAIT (it returns 0 only to
