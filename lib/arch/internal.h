@@ -61,7 +61,6 @@ static inline long hws_syscall6(long nr, long a1, long a2, long a3, long a4, lon
 	return x0;
 }
 #else
-#include <errno.h>
 #include <unistd.h>
 static inline long hws_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
