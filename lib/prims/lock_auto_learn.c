@@ -57,7 +57,12 @@ void hws_auto_learned(const struct waiter *me)
 	 * averages the spins a wait took, failed ones too, so that a budget
 	 * that was too short grows. */
 	uint64_t x = 0;
-	if (me->arrived) {
+	if (me->busy) {
+		/* A busy machine's wait never spun: its length is how long the
+		 * holder and the waiter queued for CPUs, not how long a spin
+		 * would have needed.  It leaves the average as it was. */
+		x = avg;
+	} else if (me->arrived) {
 		uint64_t cap, pause, waited = hws_now_ns() - me->arrived;
 		hws_adaptive_budget(&cap, &pause);
 		x = (waited < cap ? waited : cap) / AVG_UNIT_NS;

@@ -27,7 +27,7 @@ static void park(struct waiter *me, uint64_t until)
 							memory_order_relaxed, memory_order_relaxed));
 	me->parked = true;
 	hws_futex_sleep_bits(s, v | HWS_AUTO_PARKED, until,
-			     me->claimant ? CLASS_CLAIM : CLASS_NORMAL);
+			     me->claimant ? CLASS_CLAIM : CLASS_NORMAL, !me->busy);
 	me->after_park = true;
 }
 
@@ -170,6 +170,7 @@ bool hws_auto_cpus_busy(struct waiter *me, uint64_t now)
 {
 	if (mode() != HWS_AUTO_ADAPT || !sleeping_policy(me->w) || !hws_cpus_busy(now))
 		return false;
+	me->busy = true;
 	if (me->crowd < CROWD_MAX && me->fair_at != HWS_FOREVER) {
 		me->crowd = CROWD_MAX;
 		me->fair_at = me->arrived + (fair_ns() << CROWD_MAX);

@@ -64,6 +64,7 @@ struct waiter {
 	unsigned busy_yields;   /* yields before a park on a busy machine */
 	uint32_t graces_kept, graces_wasted;   /* the releaser came back / did not */
 	bool parked, claimant;
+	bool busy;           /* took the busy machine's path (hws_auto_cpus_busy) this wait */
 	bool after_park;     /* back from a park (woken or timed out) since the loop's last look */
 	int8_t realtime;     /* SCHED_FIFO or SCHED_RR: 1, 0, -1 = not asked yet */
 };

@@ -18,7 +18,9 @@
  * that marks its sleepers in the word itself (the auto lock's PARKED bit)
  * and wakes only when the mark says so has no use for the counter, so
  * neither side touches it; and only one sleep in MARKED_TIMED_EVERY per
- * thread is timed, the waker stamping every wake.  Such callers sleep
+ * thread is timed, none where the caller says its wake-up would measure
+ * something else (the auto lock on a busy machine: a run queue), the waker
+ * stamping every wake.  Such callers sleep
  * and wake many times a second when a lock's holders yield or are
  * preempted, and the hand-off window keeps only the last 16 samples; the
  * counter, the sleeper's two clock reads and its taking of the stamp cost
@@ -107,12 +109,12 @@ uint64_t hws_futex_woken_sample(uint64_t seq)
 /* One FUTEX_WAIT_BITSET: counted in the address's bucket, or marked (the
  * caller's word says it sleeps; see the top of the file). */
 static int sleep_call(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
-		      uint32_t bits, bool marked)
+		      uint32_t bits, bool marked, bool may_time)
 {
 	_Atomic uint32_t *n = &bucket_of(a)->n;
 	struct timespec ts, *tsp = NULL;
 	uint64_t slept = 0;
-	bool timed = !marked || marked_sleeps++ % MARKED_TIMED_EVERY == 0;
+	bool timed = !marked || (may_time && marked_sleeps++ % MARKED_TIMED_EVERY == 0);
 	int rc = 0;
 
 	settle();
@@ -161,9 +163,9 @@ static int sleep_call(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline
 }
 
 int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
-			 uint32_t bits)
+			 uint32_t bits, bool may_time)
 {
-	return sleep_call(a, old, deadline_ns, bits, true);
+	return sleep_call(a, old, deadline_ns, bits, true, may_time);
 }
 
 void hws_nap_until(uint64_t deadline_ns)
@@ -178,7 +180,7 @@ void hws_nap_until(uint64_t deadline_ns)
 
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns)
 {
-	return sleep_call(a, old, deadline_ns, FUTEX_BITSET_MATCH_ANY, false);
+	return sleep_call(a, old, deadline_ns, FUTEX_BITSET_MATCH_ANY, false, true);
 }
 
 int hws_wait_futex(const _Atomic uint32_t *a, uint32_t old, const hws_wait_t *w, uint64_t dl)

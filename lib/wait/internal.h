@@ -48,9 +48,10 @@ int hws_kmwait_available(const char **why);
 int hws_futex_sleep(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns);
 /* The same for a class of sleepers (FUTEX_WAIT_BITSET with `bits`) whose
  * caller marks them in the word itself: no sleeper accounting, and only one
- * such sleep in eight per thread timed for the hand-off (futex.c). */
+ * such sleep in eight per thread timed for the hand-off (futex.c), none
+ * where may_time is false. */
 int hws_futex_sleep_bits(const _Atomic uint32_t *a, uint32_t old, uint64_t deadline_ns,
-			 uint32_t bits);
+			 uint32_t bits, bool may_time);
 /* Sleep in the kernel until deadline_ns (CLOCK_MONOTONIC) with nobody to
  * wake us earlier: a waiter that has decided to stay out of the way. */
 void hws_nap_until(uint64_t deadline_ns);

@@ -19,6 +19,10 @@
  *             pass the lock every 20 us it sleeps, and never naps (it
  *             parks), beside the same waiter made to nap (the test mode),
  *             which shows its sleeps would be seen as naps;
+ *   busy learning  a busy machine's wait leaves the lock's average wait as
+ *             it was and does not time its sleep for the adaptive policy,
+ *             beside a parking waiter on an idle machine, which moves the
+ *             average and times its first sleep;
  *   sampler   /proc/loadavg's runnable count is parsed, and runnable hogs
  *             make the machine busy;
  *   grace     a spinner grants the releaser its grace until the lock's
@@ -54,6 +58,7 @@ struct waiter_arg {
 	uint64_t spin_ns;       /* out: its time in the spinning stage */
 	uint64_t sleeps;        /* out: its kernel sleeps */
 	uint64_t yields;        /* out: its busy-machine yields */
+	uint64_t timed;         /* out: its sleeps timed for the adaptive policy */
 	_Atomic uint64_t asked_at;  /* out: when it asked for the lock */
 };
 
@@ -65,31 +70,44 @@ static void *waiter(void *p)
 		CHECK_EQ(pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp), 0);
 	}
 	uint64_t s0 = hws_wait_tls.spin_ns, z0 = hws_wait_tls.sleeps, y0 = hws_wait_tls.yields;
+	uint64_t t0 = hws_futex_woken.seq;
 	atomic_store(&a->started, 1);
 	atomic_store(&a->asked_at, test_now_ns());
 	CHECK_EQ(hws_auto_acquire(a->lock), 0);
 	a->spin_ns = hws_wait_tls.spin_ns - s0;
 	a->sleeps = hws_wait_tls.sleeps - z0;
 	a->yields = hws_wait_tls.yields - y0;
+	a->timed = hws_futex_woken.seq - t0;
 	CHECK_EQ(hws_auto_release(a->lock), 0);
 	return NULL;
 }
 
-/* One waiter behind a HOLD_NS hold; its spin time and sleeps. */
-static struct waiter_arg behind_hold(int fifo)
+/* One waiter behind a hold of hold_ns; its spin time and sleeps.  The
+ * lock's learning word starts as `learn` and is left in *learned (if not
+ * NULL). */
+static struct waiter_arg behind_hold_learning(int fifo, uint64_t hold_ns, uint32_t learn,
+					      uint32_t *learned)
 {
 	static hws_auto_t lock;
 	struct waiter_arg a = { .lock = &lock, .fifo = fifo };
 	pthread_t th;
 	hws_auto_init(&lock, &policy);
+	atomic_store(&lock.learn, learn);
 	CHECK_EQ(hws_auto_acquire(&lock), 0);
 	CHECK_EQ(pthread_create(&th, NULL, waiter, &a), 0);
 	while (!atomic_load(&a.started))
 		usleep(100);
-	usleep(HOLD_NS / 1000);
+	usleep(hold_ns / 1000);
 	CHECK_EQ(hws_auto_release(&lock), 0);
 	CHECK_EQ(pthread_join(th, NULL), 0);
+	if (learned)
+		*learned = atomic_load(&lock.learn);
 	return a;
+}
+
+static struct waiter_arg behind_hold(int fifo)
+{
+	return behind_hold_learning(fifo, HOLD_NS, 0, NULL);
 }
 
 static bool fifo_permitted(void)
@@ -354,6 +372,50 @@ static void top_grace(void)
 	CHECK_EQ(waste_after_sleep(HWS_AUTO_FORCE_PARK, "woken from a park"), 0u);
 }
 
+/* The average wait is the learning word's low 16 bits (lock_auto_waiter.h);
+ * it starts well away from both 0 and what a wait of LEARN_HOLD_US moves it
+ * to.  The hold ends before the fairness bound, so that the waiter's first
+ * sleep is the one the release ends (a thread times its first sleep).  A
+ * trial counts where the waiter slept: it may still be starting when the
+ * hold ends. */
+#define AVG_START 100u
+#define LEARN_HOLD_US 300
+static struct waiter_arg slept_behind_short_hold(enum hws_auto_mode m, int busy,
+						 uint32_t *learned)
+{
+	for (unsigned trial = 0; trial < 50; trial++) {
+		atomic_store(&hws_auto_test_mode, m);
+		hws_cpus_busy_force(busy);
+		struct waiter_arg a = behind_hold_learning(0, LEARN_HOLD_US * 1000ull, AVG_START,
+							   learned);
+		hws_cpus_busy_force(0);
+		atomic_store(&hws_auto_test_mode, HWS_AUTO_ADAPT);
+		if (a.sleeps >= 1)
+			return a;
+	}
+	printf("skipped: busy learning: no waiter slept behind a %d us hold in 50 trials\n",
+	       LEARN_HOLD_US);
+	exit(HWS_TEST_SKIP);
+}
+
+static void busy_learning(void)
+{
+	uint32_t learned;
+	struct waiter_arg ctl = slept_behind_short_hold(HWS_AUTO_FORCE_PARK, 0, &learned);
+	printf("busy learning: control: a parking waiter slept %llu times, %llu timed, average "
+	       "%u -> %u\n", (unsigned long long)ctl.sleeps, (unsigned long long)ctl.timed,
+	       AVG_START, learned & 0xffff);
+	CHECK(ctl.timed >= 1);
+	CHECK((learned & 0xffff) != AVG_START);
+
+	struct waiter_arg busy = slept_behind_short_hold(HWS_AUTO_ADAPT, 1, &learned);
+	printf("busy learning: busy: the waiter slept %llu times, %llu timed, average %u -> %u\n",
+	       (unsigned long long)busy.sleeps, (unsigned long long)busy.timed, AVG_START,
+	       learned & 0xffff);
+	CHECK_EQ(busy.timed, 0);
+	CHECK_EQ(learned & 0xffff, AVG_START);
+}
+
 static void *hog(void *p)
 {
 	_Atomic int *stop = p;
@@ -408,5 +470,6 @@ int main(void)
 	realtime_and_busy();
 	spinner_limit();
 	busy_naps();
+	busy_learning();
 	return 0;
 }
